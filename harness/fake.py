@@ -1,0 +1,292 @@
+"""A scripted fake LLM: an OpenAI-compatible Chat Completions endpoint that replays one
+script per agent.
+
+Parent and child share one endpoint. Each request names its agent in the
+`X-Harness-Agent` header, and the fake answers with that agent's next scripted turn.
+Every way a script can be misused has its own exception; the fake records it, answers
+HTTP 400 with an OpenAI-style error body, and never wraps around or waits.
+
+    llm = ScriptedLLM({"parent": [Turn.tool("subagent", {...}), Turn.text("done")]})
+    client = httpx.AsyncClient(transport=llm.transport())
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from harness import _template
+from harness.runtime.llm import AGENT_HEADER
+
+BASE_URL = "http://fake-llm.invalid/v1"
+
+
+@dataclass(frozen=True)
+class Call:
+    tool: str
+    args: Mapping[str, Any]
+    label: str | None = None
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One scripted assistant reply: text, tool calls, or both."""
+
+    say: str | None = None
+    calls: tuple[Call, ...] = ()
+
+    @classmethod
+    def text(cls, text: str) -> Turn:
+        return cls(say=text)
+
+    @classmethod
+    def tool(cls, tool: str, args: Mapping[str, Any], label: str | None = None) -> Turn:
+        return cls(calls=(Call(tool, args, label),))
+
+
+class ScriptError(Exception):
+    """A request the script cannot answer. The message names the agent and the step."""
+
+    code = "script_error"
+
+    def __init__(self, message: str, *, agent: str | None = None, step: int | None = None):
+        super().__init__(message)
+        self.agent = agent
+        self.step = step
+
+
+class MissingAgentHeader(ScriptError):
+    code = "missing_agent_header"
+
+
+class UnknownAgent(ScriptError):
+    code = "unknown_agent"
+
+
+class ScriptExhausted(ScriptError):
+    code = "script_exhausted"
+
+
+class UnresolvedTemplate(ScriptError):
+    code = "unresolved_template"
+
+
+class MalformedRequest(ScriptError):
+    code = "malformed_request"
+
+
+class UnconsumedSteps(ScriptError):
+    code = "unconsumed_steps"
+
+
+@dataclass(frozen=True)
+class CapturedRequest:
+    agent: str | None
+    step: int | None
+    body: Any
+
+
+@dataclass
+class _AgentState:
+    cursor: int = 0
+    issued: dict[str, str] = field(default_factory=dict)  # label -> call id
+    calls: dict[str, Call] = field(default_factory=dict)  # label -> scripted call
+
+
+class ScriptedLLM:
+    def __init__(self, scripts: Mapping[str, Sequence[Turn]], *, model: str = "scripted"):
+        self.scripts = {name: tuple(turns) for name, turns in scripts.items()}
+        self.model = model
+        self.requests: list[CapturedRequest] = []
+        self.errors: list[ScriptError] = []
+        self._state = {name: _AgentState() for name in self.scripts}
+        self._call_ids = 0
+        self._completion_ids = 0
+
+    # -- wiring -----------------------------------------------------------------------
+    def router(self, base_url: str = BASE_URL) -> Any:
+        """A respx router that serves this script and refuses anything it does not mock."""
+        import respx
+
+        router = respx.Router(base_url=base_url, assert_all_mocked=True, assert_all_called=False)
+        router.post("/chat/completions").mock(side_effect=self.respond)
+        return router
+
+    def transport(self, base_url: str = BASE_URL) -> httpx.MockTransport:
+        return httpx.MockTransport(self.router(base_url).async_handler)
+
+    # -- the endpoint -----------------------------------------------------------------
+    def respond(self, request: httpx.Request) -> httpx.Response:
+        agent = request.headers.get(AGENT_HEADER)
+        step: int | None = None
+        try:
+            body = json.loads(request.content)
+        except ValueError:
+            body = None
+        try:
+            if agent is None:
+                raise MissingAgentHeader(
+                    f"request has no {AGENT_HEADER} header; send the calling agent's id on "
+                    "every request so parent and child can share one endpoint"
+                )
+            state = self._state.get(agent)
+            if state is None:
+                known = ", ".join(sorted(self.scripts)) or "none"
+                raise UnknownAgent(
+                    f"no script for agent {agent!r} (scripted agents: {known}); "
+                    f"request: {_describe(body)}",
+                    agent=agent,
+                )
+            step = state.cursor + 1
+            script = self.scripts[agent]
+            if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+                raise MalformedRequest(
+                    f"agent {agent}, step {step}: body is not a chat completion request with "
+                    "'messages'",
+                    agent=agent,
+                    step=step,
+                )
+            if state.cursor >= len(script):
+                raise ScriptExhausted(
+                    f"agent {agent} asked for step {step}, but its script has only "
+                    f"{len(script)} step(s); add a step or find why the runtime asked again; "
+                    f"request: {_describe(body)}",
+                    agent=agent,
+                    step=step,
+                )
+            turn = script[state.cursor]
+            message = self._render(agent, step, state, turn, body["messages"])
+            state.cursor += 1
+        except ScriptError as exc:
+            self.errors.append(exc)
+            self.requests.append(CapturedRequest(agent, step, body))
+            return httpx.Response(
+                400,
+                json={
+                    "error": {"message": str(exc), "type": "invalid_request_error",
+                              "code": exc.code}
+                },
+            )
+        self.requests.append(CapturedRequest(agent, step, body))
+        self._completion_ids += 1
+        return httpx.Response(
+            200,
+            json={
+                "id": f"chatcmpl-{self._completion_ids}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body.get("model", self.model),
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": message,
+                        "finish_reason": "tool_calls" if turn.calls else "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+            },
+        )
+
+    def _render(
+        self, agent: str, step: int, state: _AgentState, turn: Turn, messages: list[Any]
+    ) -> dict[str, Any]:
+        results = {
+            m.get("tool_call_id"): m.get("content")
+            for m in messages
+            if isinstance(m, dict) and m.get("role") == "tool"
+        }
+
+        def resolve(ref: _template.Ref) -> Any:
+            where = f"agent {agent}, step {step}: {ref}"
+            if ref.label not in state.calls:
+                raise UnresolvedTemplate(
+                    f"{where} names no earlier labelled call", agent=agent, step=step
+                )
+            call_id = state.issued[ref.label]
+            if ref.field == "id":
+                return call_id
+            if ref.field == "args":
+                try:
+                    return _template.lookup(dict(state.calls[ref.label].args), ref.path)
+                except LookupError as exc:
+                    raise UnresolvedTemplate(f"{where}: {exc}", agent=agent, step=step) from None
+            if call_id not in results:
+                raise UnresolvedTemplate(
+                    f"{where}: the request carries no tool result for {call_id}; the runtime "
+                    "must send every tool result back to the model",
+                    agent=agent,
+                    step=step,
+                )
+            return results[call_id]
+
+        try:
+            content = _template.render(turn.say, resolve) if turn.say is not None else None
+            rendered = [_template.render(dict(c.args), resolve) for c in turn.calls]
+        except _template.TemplateSyntaxError as exc:
+            raise UnresolvedTemplate(f"agent {agent}, step {step}: {exc}", agent=agent,
+                                     step=step) from None
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        if turn.calls:
+            tool_calls = []
+            for call, args in zip(turn.calls, rendered, strict=True):
+                self._call_ids += 1
+                call_id = f"call_{self._call_ids}"
+                if call.label is not None:
+                    state.issued[call.label] = call_id
+                    state.calls[call.label] = call
+                tool_calls.append(
+                    {
+                        "id": call_id,
+                        "type": "function",
+                        "function": {
+                            "name": call.tool,
+                            "arguments": json.dumps(args, ensure_ascii=False,
+                                                    separators=(",", ":")),
+                        },
+                    }
+                )
+            message["tool_calls"] = tool_calls
+        return message
+
+    # -- after the run ----------------------------------------------------------------
+    def unconsumed(self) -> list[UnconsumedSteps]:
+        """One error per agent whose script still has steps: a scenario that ends early
+        must not pass silently."""
+        out = []
+        for agent, script in sorted(self.scripts.items()):
+            cursor = self._state[agent].cursor
+            if cursor < len(script):
+                left = len(script) - cursor
+                out.append(
+                    UnconsumedSteps(
+                        f"agent {agent}: {left} scripted step(s) never requested, starting at "
+                        f"step {cursor + 1} ({_describe_turn(script[cursor])})",
+                        agent=agent,
+                        step=cursor + 1,
+                    )
+                )
+        return out
+
+
+def _describe(body: Any) -> str:
+    if not isinstance(body, dict) or not body.get("messages"):
+        return "(no messages)"
+    last = body["messages"][-1]
+    if not isinstance(last, dict):
+        return "(malformed last message)"
+    content = last.get("content")
+    text = content if isinstance(content, str) else json.dumps(content)
+    if len(text) > 120:
+        text = text[:117] + "..."
+    return f"{len(body['messages'])} messages, last {last.get('role')}: {text!r}"
+
+
+def _describe_turn(turn: Turn) -> str:
+    if turn.calls:
+        return "call " + ", ".join(c.tool for c in turn.calls)
+    return f"say {turn.say!r}"

@@ -1,0 +1,136 @@
+"""World after a run -> Observation: what happened, read back from the durable logs.
+
+`to_json()` is the machine-readable contract of `harness run --json`; `snapshot()` is the
+normalised document pinned under snapshots/. Both are pure functions of the durable
+events, the answerer's call count and the fake's errors.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.run._world import World
+
+Event = dict[str, Any]
+
+
+@dataclass
+class Observation:
+    scenario_id: str
+    outcome: str  # completed | error
+    error: str | None
+    answerer_calls: int
+    tool_errors: list[dict[str, Any]]
+    handoffs: list[dict[str, Any]]
+    final: dict[str, str | None]
+    sessions: dict[str, list[Event]]
+    script_errors: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "outcome": self.outcome,
+            "answerer_calls": self.answerer_calls,
+            "tool_errors": [
+                {"agent": e["agent"], "tool": e["tool"], "code": e["code"]} for e in self.tool_errors
+            ],
+            "handoffs": [h["tool_result"] for h in self.handoffs],
+            "final": dict(self.final),
+        }
+        if self.error is not None:
+            out["error"] = self.error
+        if self.script_errors:
+            out["script_errors"] = list(self.script_errors)
+        return out
+
+    def snapshot(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "scenario": self.scenario_id,
+            "outcome": self.outcome,
+            "answerer_calls": self.answerer_calls,
+            "tool_errors": self.tool_errors,
+            "handoffs": self.handoffs,
+            "final": self.final,
+            "sessions": self.sessions,
+        }
+        if self.error is not None:
+            doc["error"] = self.error
+        if self.script_errors:
+            doc["script_errors"] = self.script_errors
+        return doc
+
+
+def snapshot_text(doc: dict[str, Any]) -> str:
+    """The exact bytes of a snapshot file: sorted keys, two-space indent, trailing newline."""
+    return json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def observe(world: World, outcome: str, error: str | None) -> Observation:
+    store = world.store
+    root = str(store.root)
+    sessions = {sid: [_scrub(e, root) for e in store.read(sid)] for sid in store.ids()}
+    timeline = sorted(
+        ((sid, e) for sid, events in sessions.items() for e in events), key=lambda p: p[1]["seq"]
+    )
+    tool_errors, handoffs = [], []
+    for sid, event in timeline:
+        if event["type"] != "tool/result":
+            continue
+        if event["is_error"]:
+            tool_errors.append(
+                {
+                    "agent": sid,
+                    "tool": event["tool"],
+                    "code": event["error"]["code"],
+                    "name": event["error"]["name"],
+                    "is_error": True,
+                    "text": event["content"],
+                }
+            )
+        elif event.get("child"):
+            child = event["child"]
+            handoffs.append(
+                {
+                    "parent": sid,
+                    "child": child,
+                    "child_final": _last_said(sessions.get(child, []), before=event["seq"]),
+                    "tool_result": event["content"],
+                }
+            )
+    script_errors = [str(e) for e in world.llm.errors]
+    if outcome == "completed":
+        # A run cut short leaves steps unrequested as a consequence, not a cause.
+        script_errors += [str(e) for e in world.llm.unconsumed()]
+    return Observation(
+        scenario_id=world.scenario.id,
+        outcome=outcome,
+        error=error,
+        answerer_calls=len(world.answerer.calls) if world.answerer else 0,
+        tool_errors=tool_errors,
+        handoffs=handoffs,
+        final={sid: _last_said(events) for sid, events in sessions.items()},
+        sessions=sessions,
+        script_errors=script_errors,
+    )
+
+
+def _last_said(events: list[Event], before: int | None = None) -> str | None:
+    said = None
+    for event in events:
+        if before is not None and event["seq"] > before:
+            break
+        if event["type"] == "message/assistant" and event.get("content"):
+            said = event["content"]
+    return said
+
+
+def _scrub(value: Any, root: str) -> Any:
+    """No absolute path of this machine may reach a snapshot."""
+    if isinstance(value, str):
+        return value.replace(root, "{{store}}") if root in value else value
+    if isinstance(value, dict):
+        return {k: _scrub(v, root) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub(v, root) for v in value]
+    return value

@@ -1,0 +1,153 @@
+"""Run a scenario and judge it: scenario -> world -> run -> observation -> verdict."""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.run._observe import Observation, observe
+from harness.run._world import World
+from harness.runtime.errors import AgentRunError
+from harness.scenario import Scenario, TextMatch
+
+FROZEN_AT = "2026-01-01T00:00:00+00:00"
+DEFAULT_BACKSTOP = 10.0
+
+
+@dataclass
+class Result:
+    scenario: Scenario
+    observation: Observation
+    status: str  # pass | fail | error
+    mismatches: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": self.scenario.id,
+            "status": self.status,
+            "observed": self.observation.to_json(),
+        }
+        if self.mismatches:
+            out["mismatches"] = self.mismatches
+        return out
+
+
+_frozen = 0
+
+
+@contextmanager
+def frozen_time() -> Iterator[None]:
+    """Freeze the wall clock at FROZEN_AT; re-entrant, so a batch pays for it once.
+
+    Starting freezegun walks every loaded module, which costs more than a whole
+    delegation, hence one freeze per batch rather than per scenario. `real_asyncio` keeps
+    the event loop's own clock real, so the backstop still fires.
+    """
+    global _frozen
+    if _frozen:
+        yield
+        return
+    from freezegun import freeze_time
+
+    with freeze_time(FROZEN_AT, real_asyncio=True):
+        _frozen += 1
+        try:
+            yield
+        finally:
+            _frozen -= 1
+
+
+def run_scenario(scenario: Scenario, *, backstop: float = DEFAULT_BACKSTOP) -> Result:
+    return judge(scenario, observe_scenario(scenario, backstop=backstop))
+
+
+def run_scenarios(
+    scenarios: Iterable[Scenario], *, backstop: float = DEFAULT_BACKSTOP
+) -> Iterator[Result]:
+    with frozen_time():
+        for scenario in scenarios:
+            yield run_scenario(scenario, backstop=backstop)
+
+
+def observe_scenario(scenario: Scenario, *, backstop: float = DEFAULT_BACKSTOP) -> Observation:
+    with frozen_time(), tempfile.TemporaryDirectory(prefix="harness-") as tmp:
+        world = World.build(scenario, Path(tmp))
+        outcome, error = asyncio.run(_run_phases(world, backstop))
+        return observe(world, outcome, error)
+
+
+async def _run_phases(world: World, backstop: float) -> tuple[str, str | None]:
+    async with world.http() as http:
+        try:
+            async with asyncio.timeout(backstop):
+                for phase in world.scenario.phases:
+                    runtime = world.runtime(http)
+                    if phase.kind == "start":
+                        await runtime.start(phase.agent, phase.prompt)
+                    else:
+                        await runtime.resume(phase.agent, phase.prompt)
+        except TimeoutError:
+            return "error", (
+                f"backstop: the scenario was still running after {backstop:g} s; something "
+                "waits for an event that never comes"
+            )
+        except AgentRunError as exc:
+            return "error", str(exc)
+        except Exception as exc:  # the runtime itself broke: report it, never a traceback
+            return "error", f"{type(exc).__name__}: {exc}"
+    return "completed", None
+
+
+def judge(scenario: Scenario, obs: Observation) -> Result:
+    if obs.script_errors:
+        return Result(scenario, obs, "error", list(obs.script_errors))
+    expect = scenario.expect
+    mismatches = []
+    if obs.outcome != expect.outcome:
+        why = f" ({obs.error})" if obs.error else ""
+        mismatches.append(f"outcome: expected {expect.outcome}, observed {obs.outcome}{why}")
+    if obs.answerer_calls != expect.answerer_calls:
+        mismatches.append(
+            f"answerer_calls: expected {expect.answerer_calls}, observed {obs.answerer_calls}"
+        )
+    wanted = [f"{e.agent}.{e.tool}={e.code}" for e in expect.tool_errors]
+    got = [f"{e['agent']}.{e['tool']}={e['code']}" for e in obs.tool_errors]
+    if wanted != got:
+        mismatches.append(f"tool_errors: expected [{', '.join(wanted)}], observed [{', '.join(got)}]")
+    if expect.handoffs is not None:
+        texts = [h["tool_result"] for h in obs.handoffs]
+        if len(texts) != len(expect.handoffs):
+            mismatches.append(
+                f"handoffs: expected {len(expect.handoffs)}, observed {len(texts)} {texts!r}"
+            )
+        else:
+            mismatches += _matches("handoffs", dict(enumerate(expect.handoffs)), dict(enumerate(texts)))
+    mismatches += _matches("final", expect.final, obs.final)
+    return Result(scenario, obs, "fail" if mismatches else "pass", mismatches)
+
+
+def _matches(what: str, expected: dict[Any, TextMatch], observed: dict[Any, str | None]) -> list[str]:
+    out = []
+    for key, match in expected.items():
+        why = match.mismatch(observed.get(key))
+        if why:
+            out.append(f"{what}[{key}]: {why}")
+    return out
+
+
+def summary(result: Result, *, expected: bool) -> str:
+    """A short human line for one side of the comparison."""
+    if expected:
+        e = result.scenario.expect
+        errors = [f"{x.code}@{x.agent}" for x in e.tool_errors]
+        outcome, calls = e.outcome, e.answerer_calls
+    else:
+        o = result.observation
+        errors = [f"{x['code']}@{x['agent']}" for x in o.tool_errors]
+        outcome, calls = o.outcome, o.answerer_calls
+    return ", ".join([outcome, *errors, f"answerer×{calls}"])

@@ -1,0 +1,84 @@
+"""Scenario -> world: the fake model, the human end, the durable store and the faults.
+
+Each phase gets a fresh runtime (fresh registry, fresh service) over the same store and
+the same model, as a new host process would: ownership is process-local, sessions are
+durable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from harness.answerers import ScriptedHuman, Tripwire, Unreachable
+from harness.fake import BASE_URL, ScriptedLLM
+from harness.runtime.core import Runtime
+from harness.runtime.faults import Faults
+from harness.runtime.llm import ChatClient
+from harness.runtime.questions import UserQuestionService
+from harness.runtime.registry import Agent, AgentRegistry
+from harness.runtime.sessions import SessionHeader, SessionStore
+from harness.scenario import Scenario
+
+AnyAnswerer = ScriptedHuman | Tripwire | Unreachable
+
+
+class ScenarioFaults(Faults):
+    def __init__(self, scenario: Scenario) -> None:
+        self._headers = {name: a.session for name, a in scenario.agents.items() if a.session}
+        self._stale = {(f.agent, f.tool) for f in scenario.faults if f.kind == "stale-caller"}
+
+    def header(self, header: SessionHeader) -> SessionHeader:
+        return header.with_overrides(self._headers.get(header.id, {}))
+
+    def caller(self, agent: Agent, tool: str) -> Agent:
+        if (agent.id, tool) in self._stale:
+            # Same id, same session, different object: never entered in the registry.
+            return Agent(agent.id, agent.session)
+        return agent
+
+
+def make_answerer(scenario: Scenario) -> AnyAnswerer | None:
+    kind = scenario.world.answerer
+    if kind == "scripted":
+        return ScriptedHuman(answers=scenario.world.answers)
+    if kind == "tripwire":
+        return Tripwire()
+    if kind == "unreachable":
+        return Unreachable()
+    return None
+
+
+@dataclass
+class World:
+    scenario: Scenario
+    llm: ScriptedLLM
+    answerer: AnyAnswerer | None
+    store: SessionStore
+    faults: ScenarioFaults
+
+    @classmethod
+    def build(cls, scenario: Scenario, store_dir: Path) -> World:
+        return cls(
+            scenario=scenario,
+            llm=ScriptedLLM({name: a.script for name, a in scenario.agents.items()}),
+            answerer=make_answerer(scenario),
+            store=SessionStore(store_dir),
+            faults=ScenarioFaults(scenario),
+        )
+
+    def runtime(self, http: httpx.AsyncClient) -> Runtime:
+        """A new runtime process over this world's durable state."""
+        agents = AgentRegistry() if self.scenario.world.registry else None
+        return Runtime(
+            chat=ChatClient(http, base_url=BASE_URL),
+            store=self.store,
+            agents=agents,
+            questions=UserQuestionService(agents, self.answerer),
+            faults=self.faults,
+        )
+
+    def http(self) -> httpx.AsyncClient:
+        return httpx.AsyncClient(transport=self.llm.transport(BASE_URL))

@@ -1,0 +1,77 @@
+"""Runtime assembly: the context every tool sees (`ctx.agents`, `ctx.userQuestions`, ...)
+and the three ways an agent comes to life: start, delegate, resume."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from harness.runtime.faults import NO_FAULTS, Faults
+from harness.runtime.llm import ChatClient
+from harness.runtime.loop import run_agent
+from harness.runtime.questions import UserQuestionService
+from harness.runtime.registry import Agent, AgentRegistry
+from harness.runtime.sessions import SessionHeader, SessionStore
+from harness.runtime.tools import Tool, default_tools
+
+
+def _stay_registered() -> None:
+    """Detach for a runtime assembled without a registry: nothing was entered."""
+
+
+class Runtime:
+    def __init__(
+        self,
+        *,
+        chat: ChatClient,
+        store: SessionStore,
+        agents: AgentRegistry | None,
+        questions: UserQuestionService,
+        tools: Sequence[Tool] | None = None,
+        faults: Faults = NO_FAULTS,
+        max_turns: int = 32,
+    ) -> None:
+        self.chat = chat
+        self.store = store
+        self.agents = agents
+        self.questions = questions
+        self.tools: dict[str, Tool] = {t.name: t for t in (tools or default_tools())}
+        # Computed once: the model-visible prefix is identical for every agent and request.
+        self.schemas: list[dict[str, Any]] = [t.schema for t in self.tools.values()]
+        self.faults = faults
+        self.max_turns = max_turns
+
+    async def start(self, session_id: str, prompt: str) -> str | None:
+        """Start a top-level runtime root in a new session."""
+        session = self.store.create(self.faults.header(SessionHeader(id=session_id)))
+        return await self._run(Agent(session_id, session), None, prompt)
+
+    async def resume(self, session_id: str, prompt: str, owner: Agent | None = None) -> str | None:
+        """Bring a stored session back as a new live agent.
+
+        With no owner it is a runtime root, whatever lineage its header records.
+        """
+        session = self.store.open(session_id)
+        session.append({"type": "session/resumed", "owner": owner.id if owner else None})
+        return await self._run(Agent(session_id, session), owner, prompt)
+
+    async def delegate(self, parent: Agent, name: str, prompt: str) -> str | None:
+        """One-shot delegation: the child lives inside the parent's scope, so the parent owns
+        it until the child's run ends."""
+        assert parent.session is not None
+        lineage = parent.session.header
+        header = SessionHeader(
+            id=name,
+            parent_session=lineage.id,
+            origin="subagent",
+            delegation_depth=(lineage.delegation_depth or 0) + 1,
+        )
+        session = self.store.create(self.faults.header(header))
+        return await self._run(Agent(name, session), parent, prompt)
+
+    async def _run(self, agent: Agent, owner: Agent | None, prompt: str) -> str | None:
+        detach = self.agents.enter(agent, owner) if self.agents is not None else _stay_registered
+        try:
+            return await run_agent(self, agent, prompt)
+        finally:
+            detach()

@@ -1,0 +1,102 @@
+"""The agent loop: ask the model, run its tool calls in order, feed back, until it answers
+in text alone."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from harness.runtime.errors import AgentRunError
+from harness.runtime.llm import ChatError, ToolCall
+from harness.runtime.questions import AbortSignal
+from harness.runtime.tools import ToolArgumentError, ToolContext, ToolResult
+
+if TYPE_CHECKING:
+    from harness.runtime.core import Runtime
+    from harness.runtime.registry import Agent
+    from harness.runtime.sessions import SessionHeader
+
+ROOT_PROMPT = "You are an agent in the keyless-harness reference runtime."
+CHILD_PROMPT = (
+    ROOT_PROMPT + " Another agent delegated a task to you; your final message is returned "
+    "to it as your result."
+)
+
+
+def system_prompt(header: SessionHeader) -> str:
+    # Chosen from the durable header so a resumed session keeps its prompt prefix.
+    return CHILD_PROMPT if header.origin == "subagent" else ROOT_PROMPT
+
+
+async def run_agent(rt: Runtime, agent: Agent, prompt: str) -> str | None:
+    """Run one agent to its final text. Returns its last non-empty assistant message of
+    this run (the handoff, for a child), or None if it never said anything."""
+    session = agent.session
+    assert session is not None, "a running agent always has a session"
+    session.append({"type": "message/user", "content": prompt})
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": system_prompt(session.header)},
+        *session.messages(),
+    ]
+    final: str | None = None
+    for _ in range(rt.max_turns):
+        try:
+            reply = await rt.chat.complete(agent=agent.id, messages=messages, tools=rt.schemas)
+        except ChatError as exc:
+            session.append({"type": "agent/error", "message": str(exc)})
+            raise AgentRunError(f"agent {agent.id}: {exc}") from exc
+        calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.tool_calls]
+        event = session.append(
+            {"type": "message/assistant", "content": reply.content, "tool_calls": calls}
+        )
+        messages.extend(session.messages_from([event]))
+        if reply.content:
+            final = reply.content
+        if not reply.tool_calls:
+            return final
+        for call in reply.tool_calls:
+            result = await execute(rt, agent, call)
+            event = session.append(result_event(call, result))
+            messages.extend(session.messages_from([event]))
+    message = f"agent {agent.id} did not finish within {rt.max_turns} turns"
+    session.append({"type": "agent/error", "message": message})
+    raise AgentRunError(message)
+
+
+async def execute(rt: Runtime, agent: Agent, call: ToolCall) -> ToolResult:
+    tool = rt.tools.get(call.name)
+    if tool is None:
+        known = ", ".join(sorted(rt.tools))
+        return ToolResult.failed(
+            "ToolError", "UNKNOWN_TOOL", f"unknown tool {call.name!r}; available tools: {known}"
+        )
+    try:
+        args = json.loads(call.arguments)
+    except ValueError as exc:
+        return ToolResult.failed(
+            "ToolError", "BAD_ARGUMENTS", f"{call.name}: arguments are not valid JSON ({exc})"
+        )
+    if not isinstance(args, dict):
+        return ToolResult.failed(
+            "ToolError", "BAD_ARGUMENTS", f"{call.name}: arguments must be a JSON object"
+        )
+    ctx = ToolContext(runtime=rt, agent=agent, call_id=call.id, signal=AbortSignal())
+    try:
+        return await tool.run(ctx, args)
+    except ToolArgumentError as exc:
+        return ToolResult.failed("ToolError", "BAD_ARGUMENTS", str(exc))
+
+
+def result_event(call: ToolCall, result: ToolResult) -> dict[str, Any]:
+    event: dict[str, Any] = {
+        "type": "tool/result",
+        "call_id": call.id,
+        "tool": call.name,
+        "content": result.content,
+        "is_error": result.is_error,
+    }
+    if result.error is not None:
+        event["error"] = {"name": result.error.name, "code": result.error.code}
+    if result.child is not None:
+        event["child"] = result.child
+    return event

@@ -1,0 +1,85 @@
+"""Process-local agent registry: which agents are live, and which live agent owns which.
+
+Ownership here is the authority the guard consults. It is deliberately *not* the durable
+session lineage: a session resumed by a host has a parent in its header but no owner here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from harness.runtime.sessions import Session
+
+
+class Agent:
+    """A live agent. Identity is the object: a second object with the same id is a
+    different caller, which is exactly what the stale same-id check relies on."""
+
+    __slots__ = ("id", "session")
+
+    def __init__(self, id: str, session: Session | None = None) -> None:
+        self.id = id
+        self.session = session
+
+    def __repr__(self) -> str:
+        return f"Agent({self.id!r}) at {id(self):#x}"
+
+
+class RegistryError(Exception):
+    """The registry was used in a way that would corrupt who-owns-whom."""
+
+
+@dataclass(frozen=True, eq=False)
+class _Entry:
+    agent: Agent
+    owner: Agent | None
+
+
+Agents = list[Agent]
+
+
+class AgentRegistry:
+    def __init__(self) -> None:
+        # dict keeps insertion order, which is the registration order roots() promises.
+        self._entries: dict[str, _Entry] = {}
+
+    def enter(self, agent: Agent, owner: Agent | None = None) -> Callable[[], None]:
+        """Record `agent` as live, owned by `owner` (None for a runtime root).
+
+        Returns a detach function that removes exactly this entry: calling it twice, or
+        after the id was re-registered by another object, leaves the registry alone.
+        """
+        if agent.id in self._entries:
+            raise RegistryError(
+                f"agent id {agent.id!r} is already registered; detach it before entering "
+                "another agent with that id"
+            )
+        entry = _Entry(agent, owner)
+        self._entries[agent.id] = entry
+
+        def detach() -> None:
+            if self._entries.get(agent.id) is entry:
+                del self._entries[agent.id]
+
+        return detach
+
+    def get(self, id: str) -> Agent | None:
+        entry = self._entries.get(id)
+        return entry.agent if entry else None
+
+    def owner_of(self, agent: Agent) -> Agent | None:
+        entry = self._entries.get(agent.id)
+        return entry.owner if entry and entry.agent is agent else None
+
+    def roots(self) -> Agents:
+        return [e.agent for e in self._entries.values() if e.owner is None]
+
+    def list(self) -> Agents:
+        return [e.agent for e in self._entries.values()]
+
+    def is_owned_by(self, id: str, owner: Agent) -> bool:
+        entry = self._entries.get(id)
+        return entry is not None and entry.owner is owner

@@ -1,0 +1,28 @@
+"""Scenarios as data: YAML files validated against `scenarios/schema.json`."""
+
+from harness.scenario._load import ScenarioError, load_all, load_scenario, scenario_paths
+from harness.scenario._model import (
+    AgentSpec,
+    Expect,
+    Fault,
+    Phase,
+    Scenario,
+    TextMatch,
+    ToolErrorExpect,
+    World,
+)
+
+__all__ = [
+    "AgentSpec",
+    "Expect",
+    "Fault",
+    "Phase",
+    "Scenario",
+    "ScenarioError",
+    "TextMatch",
+    "ToolErrorExpect",
+    "World",
+    "load_all",
+    "load_scenario",
+    "scenario_paths",
+]

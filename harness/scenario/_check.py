@@ -1,0 +1,135 @@
+"""Checks a schema cannot express: names that must refer to each other, templates that
+must resolve. Runs on the raw document so every problem gets a JSON pointer."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from harness import _template
+
+TOOLS = ("ask_user_question", "subagent")
+CALLER_TOOLS = ("ask_user_question",)  # tools that forward the calling agent to ask()
+
+Problem = tuple[str, str]
+
+
+def semantic_problems(doc: dict[str, Any], stem: str) -> list[Problem]:
+    return list(_problems(doc, stem))
+
+
+def _problems(doc: dict[str, Any], stem: str) -> Iterator[Problem]:
+    if doc["id"] != stem:
+        yield "/id", f"id {doc['id']!r} must equal the file name {stem!r}; rename one of them"
+    agents: dict[str, Any] = doc["agents"]
+    names = sorted(agents)
+    yield from _lineage(agents, names)
+    for name in names:
+        yield from _script(name, agents)
+    yield from _phases(doc["phases"], agents, names)
+    for i, fault in enumerate(doc.get("faults", [])):
+        where = f"/faults/{i}"
+        if fault["agent"] not in agents:
+            yield f"{where}/agent", _unknown("agent", fault["agent"], names)
+        if fault["tool"] not in CALLER_TOOLS:
+            yield f"{where}/tool", _unknown("caller-forwarding tool", fault["tool"], CALLER_TOOLS)
+    expect = doc["expect"]
+    for i, err in enumerate(expect.get("tool_errors", [])):
+        if err["agent"] not in agents:
+            yield f"/expect/tool_errors/{i}/agent", _unknown("agent", err["agent"], names)
+        if err["tool"] not in TOOLS:
+            yield f"/expect/tool_errors/{i}/tool", _unknown("tool", err["tool"], TOOLS)
+    for name in expect.get("final", {}):
+        if name not in agents:
+            yield f"/expect/final/{name}", _unknown("agent", name, names)
+
+
+def _unknown(kind: str, value: str, known: Any) -> str:
+    return f"unknown {kind} {value!r}; expected one of: {', '.join(known) or 'none'}"
+
+
+def _lineage(agents: dict[str, Any], names: list[str]) -> Iterator[Problem]:
+    for name in names:
+        owner = agents[name].get("spawned_by")
+        if owner is None:
+            continue
+        if owner not in agents:
+            yield f"/agents/{name}/spawned_by", _unknown("agent", owner, names)
+            continue
+        seen = {name}
+        while owner is not None and owner in agents:
+            if owner in seen:
+                yield f"/agents/{name}/spawned_by", "spawned_by forms a cycle; one agent must be a root"
+                break
+            seen.add(owner)
+            owner = agents[owner].get("spawned_by")
+
+
+def _calls(step: dict[str, Any], where: str) -> Iterator[tuple[dict[str, Any], str]]:
+    if "call" in step:
+        yield step, where
+    for j, call in enumerate(step.get("calls", [])):
+        yield call, f"{where}/calls/{j}"
+
+
+def _script(name: str, agents: dict[str, Any]) -> Iterator[Problem]:
+    children = sorted(n for n, a in agents.items() if a.get("spawned_by") == name)
+    labels: dict[str, dict[str, Any]] = {}  # label -> args of the labelled call
+    for i, step in enumerate(agents[name]["script"]):
+        where = f"/agents/{name}/script/{i}"
+        visible = dict(labels)  # a step may only refer to calls of earlier steps
+        if "say" in step:
+            yield from _refs(step["say"], f"{where}/say", visible)
+        for call, at in _calls(step, where):
+            args = call.get("args", {})
+            yield from _refs(args, f"{at}/args", visible)
+            if call["call"] not in TOOLS:
+                yield f"{at}/call", _unknown("tool", call["call"], TOOLS)
+            if call["call"] == "subagent":
+                child = args.get("name")
+                if isinstance(child, str) and "{{" not in child and child not in children:
+                    yield f"{at}/args/name", (
+                        f"subagent name {child!r} is not an agent spawned_by {name}; "
+                        f"declare it with spawned_by: {name}"
+                    )
+            label = call.get("as")
+            if label is not None:
+                if label in labels:
+                    yield f"{at}/as", f"label {label!r} is already used by an earlier call"
+                labels[label] = args
+
+
+def _refs(value: Any, where: str, labels: dict[str, dict[str, Any]]) -> Iterator[Problem]:
+    try:
+        refs = _template.refs_in(value)
+    except _template.TemplateSyntaxError as exc:
+        yield where, str(exc)
+        return
+    for ref in refs:
+        if ref.label not in labels:
+            known = ", ".join(sorted(labels)) or "none yet"
+            yield where, f"{ref} names no earlier labelled call (labels so far: {known})"
+        elif ref.field == "args":
+            try:
+                _template.lookup(labels[ref.label], ref.path)
+            except LookupError as exc:
+                yield where, f"{ref}: {exc}"
+
+
+def _phases(phases: list[dict[str, Any]], agents: dict[str, Any], names: list[str]) -> Iterator[Problem]:
+    started: set[str] = set()
+    for i, phase in enumerate(phases):
+        if "start" in phase:
+            agent = phase["start"]
+            if agent not in agents:
+                yield f"/phases/{i}/start", _unknown("agent", agent, names)
+            elif agents[agent].get("spawned_by") is not None:
+                yield f"/phases/{i}/start", (
+                    f"{agent} is spawned_by {agents[agent]['spawned_by']}; only a root can be "
+                    "started, a child is created by its parent's subagent call"
+                )
+            elif agent in started:
+                yield f"/phases/{i}/start", f"{agent} was already started; use resume"
+            started.add(agent)
+        elif phase["resume"] not in agents:
+            yield f"/phases/{i}/resume", _unknown("session", phase["resume"], names)

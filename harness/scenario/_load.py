@@ -1,0 +1,173 @@
+"""YAML file -> validated `Scenario`. Every problem in a file is reported, one line each,
+naming the file and the place, and nothing is run until there are none."""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from harness._paths import scenarios_dir, schema_path
+from harness.fake import Call, Turn
+from harness.runtime.questions import Answer
+from harness.scenario._check import semantic_problems
+from harness.scenario._model import (
+    AgentSpec,
+    Expect,
+    Fault,
+    Phase,
+    Scenario,
+    TextMatch,
+    ToolErrorExpect,
+    World,
+)
+
+
+class ScenarioError(Exception):
+    """One or more scenario files are invalid. `problems` holds one line per problem."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+@functools.cache
+def _validator() -> Any:
+    import jsonschema  # heavy; only paid when a scenario is actually loaded
+
+    schema = json.loads(schema_path().read_text(encoding="utf-8"))
+    return jsonschema.Draft202012Validator(schema)
+
+
+def _pointer(path: Iterable[Any]) -> str:
+    parts = [str(p).replace("~", "~0").replace("/", "~1") for p in path]
+    return "/" + "/".join(parts)
+
+
+def _read_yaml(path: Path) -> Any:
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ScenarioError([f"{path}: cannot read: {exc.strerror or exc}"]) from None
+    try:
+        return yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        raise ScenarioError([f"{where}: {exc.problem or exc}"]) from None
+    except yaml.YAMLError as exc:
+        raise ScenarioError([f"{path}: {exc}"]) from None
+
+
+def load_scenario(path: Path) -> Scenario:
+    doc = _read_yaml(path)
+    if not isinstance(doc, dict):
+        raise ScenarioError([f"{path}: /: a scenario is a mapping, got {type(doc).__name__}"])
+    errors = sorted(_validator().iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
+    problems = [f"{path}: {_pointer(e.absolute_path)}: {_schema_message(e)}" for e in errors]
+    if problems:
+        raise ScenarioError(problems)
+    problems = [f"{path}: {where}: {what}" for where, what in semantic_problems(doc, path.stem)]
+    if problems:
+        raise ScenarioError(problems)
+    return _build(doc, path)
+
+
+def _schema_message(error: Any) -> str:
+    # A oneOf failure alone says little; the best sub-error says what to fix.
+    if error.validator == "oneOf" and error.context:
+        best = min(error.context, key=lambda e: (len(e.absolute_path), e.message))
+        return f"{best.message} (in one of the allowed shapes)"
+    return str(error.message)
+
+
+def scenario_paths(directory: Path | None = None) -> list[Path]:
+    return sorted((directory or scenarios_dir()).glob("*.yaml"))
+
+
+def load_all(directory: Path | None = None) -> list[Scenario]:
+    """Load every scenario in `directory`, collecting problems across all files."""
+    scenarios, problems = [], []
+    for path in scenario_paths(directory):
+        try:
+            scenarios.append(load_scenario(path))
+        except ScenarioError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise ScenarioError(problems)
+    return scenarios
+
+
+# -- building the model (input is valid by now) ---------------------------------------
+def _build(doc: dict[str, Any], path: Path) -> Scenario:
+    world = doc.get("world", {})
+    expect = doc["expect"]
+    return Scenario(
+        id=doc["id"],
+        title=doc["title"],
+        description=doc.get("description", ""),
+        path=path,
+        world=World(
+            registry=world.get("registry", "present") == "present",
+            answerer=world.get("answerer", "tripwire"),
+            answers={
+                qid: Answer(qid, tuple(a["selected"]), a.get("custom"))
+                for qid, a in world.get("answers", {}).items()
+            },
+        ),
+        agents={
+            name: AgentSpec(
+                name=name,
+                script=tuple(_turns(spec["script"])),
+                spawned_by=spec.get("spawned_by"),
+                session=dict(spec.get("session", {})),
+            )
+            for name, spec in doc["agents"].items()
+        },
+        phases=tuple(
+            Phase("start", p["start"], p["prompt"])
+            if "start" in p
+            else Phase("resume", p["resume"], p["prompt"])
+            for p in doc["phases"]
+        ),
+        faults=tuple(Fault(f["kind"], f["agent"], f["tool"]) for f in doc.get("faults", [])),
+        expect=Expect(
+            outcome=expect["outcome"],
+            answerer_calls=expect["answerer_calls"],
+            tool_errors=tuple(
+                ToolErrorExpect(e["agent"], e["tool"], e["code"])
+                for e in expect.get("tool_errors", [])
+            ),
+            handoffs=(
+                tuple(_match(m) for m in expect["handoffs"]) if "handoffs" in expect else None
+            ),
+            final={name: _match(m) for name, m in expect.get("final", {}).items()},
+        ),
+    )
+
+
+def _turns(steps: list[dict[str, Any]]) -> Iterator[Turn]:
+    for step in steps:
+        if "call" in step:
+            yield Turn(calls=(_call(step),))
+        elif "calls" in step:
+            yield Turn(say=step.get("say"), calls=tuple(_call(c) for c in step["calls"]))
+        else:
+            yield Turn(say=step["say"])
+
+
+def _call(step: dict[str, Any]) -> Call:
+    return Call(tool=step["call"], args=step.get("args", {}), label=step.get("as"))
+
+
+def _match(doc: dict[str, Any]) -> TextMatch:
+    contains = doc.get("contains", ())
+    return TextMatch(
+        contains=(contains,) if isinstance(contains, str) else tuple(contains),
+        equals=doc.get("equals"),
+    )

@@ -1,0 +1,90 @@
+"""A scenario, as the runner consumes it: plain frozen data, already validated."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.fake import Turn
+from harness.runtime.questions import Answer
+
+
+@dataclass(frozen=True)
+class World:
+    registry: bool = True
+    answerer: str = "tripwire"  # tripwire | scripted | unreachable | none
+    answers: dict[str, Answer] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    name: str
+    script: tuple[Turn, ...]
+    spawned_by: str | None = None
+    session: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Phase:
+    kind: str  # start | resume
+    agent: str
+    prompt: str
+
+
+@dataclass(frozen=True)
+class Fault:
+    kind: str
+    agent: str
+    tool: str
+
+
+@dataclass(frozen=True)
+class TextMatch:
+    contains: tuple[str, ...] = ()
+    equals: str | None = None
+
+    def mismatch(self, text: str | None) -> str | None:
+        """None when `text` matches; otherwise why not."""
+        if text is None:
+            return "nothing was said"
+        if self.equals is not None and text != self.equals:
+            return f"expected exactly {self.equals!r}, got {text!r}"
+        missing = [c for c in self.contains if c not in text]
+        if missing:
+            return f"expected it to contain {missing[0]!r}, got {text!r}"
+        return None
+
+    def describe(self) -> str:
+        if self.equals is not None:
+            return f"= {self.equals!r}"
+        return " & ".join(f"~{c!r}" for c in self.contains)
+
+
+@dataclass(frozen=True)
+class ToolErrorExpect:
+    agent: str
+    tool: str
+    code: str
+
+
+@dataclass(frozen=True)
+class Expect:
+    outcome: str
+    answerer_calls: int
+    tool_errors: tuple[ToolErrorExpect, ...] = ()
+    handoffs: tuple[TextMatch, ...] | None = None
+    final: dict[str, TextMatch] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    id: str
+    title: str
+    path: Path
+    world: World
+    agents: dict[str, AgentSpec]
+    phases: tuple[Phase, ...]
+    faults: tuple[Fault, ...]
+    expect: Expect
+    description: str = ""
