@@ -39,14 +39,11 @@ def parse(text: str) -> list[Ref]:
         ref = _REF.fullmatch(inner)
         if ref is None:
             raise TemplateSyntaxError(
-                f"template {{{{{inner.strip()}}}}} is not LABEL.result, LABEL.id or "
-                "LABEL.args.PATH"
+                f"template {{{{{inner.strip()}}}}} is not LABEL.result, LABEL.id or LABEL.args.PATH"
             )
         path = tuple(p for p in ref.group(3).split(".") if p)
         if ref.group(2) != "args" and path:
-            raise TemplateSyntaxError(
-                f"template {{{{{inner.strip()}}}}}: only 'args' takes a path"
-            )
+            raise TemplateSyntaxError(f"template {{{{{inner.strip()}}}}}: only 'args' takes a path")
         refs.append(Ref(ref.group(1), ref.group(2), path, inner))
     return refs
 

@@ -168,8 +168,11 @@ class ScriptedLLM:
             return httpx.Response(
                 400,
                 json={
-                    "error": {"message": str(exc), "type": "invalid_request_error",
-                              "code": exc.code}
+                    "error": {
+                        "message": str(exc),
+                        "type": "invalid_request_error",
+                        "code": exc.code,
+                    }
                 },
             )
         self.requests.append(CapturedRequest(agent, step, body))
@@ -228,8 +231,9 @@ class ScriptedLLM:
             content = _template.render(turn.say, resolve) if turn.say is not None else None
             rendered = [_template.render(dict(c.args), resolve) for c in turn.calls]
         except _template.TemplateSyntaxError as exc:
-            raise UnresolvedTemplate(f"agent {agent}, step {step}: {exc}", agent=agent,
-                                     step=step) from None
+            raise UnresolvedTemplate(
+                f"agent {agent}, step {step}: {exc}", agent=agent, step=step
+            ) from None
         message: dict[str, Any] = {"role": "assistant", "content": content}
         if turn.calls:
             tool_calls = []
@@ -245,8 +249,9 @@ class ScriptedLLM:
                         "type": "function",
                         "function": {
                             "name": call.tool,
-                            "arguments": json.dumps(args, ensure_ascii=False,
-                                                    separators=(",", ":")),
+                            "arguments": json.dumps(
+                                args, ensure_ascii=False, separators=(",", ":")
+                            ),
                         },
                     }
                 )

@@ -33,7 +33,8 @@ class Observation:
             "outcome": self.outcome,
             "answerer_calls": self.answerer_calls,
             "tool_errors": [
-                {"agent": e["agent"], "tool": e["tool"], "code": e["code"]} for e in self.tool_errors
+                {"agent": e["agent"], "tool": e["tool"], "code": e["code"]}
+                for e in self.tool_errors
             ],
             "handoffs": [h["tool_result"] for h in self.handoffs],
             "final": dict(self.final),

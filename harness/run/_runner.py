@@ -118,7 +118,9 @@ def judge(scenario: Scenario, obs: Observation) -> Result:
     wanted = [f"{e.agent}.{e.tool}={e.code}" for e in expect.tool_errors]
     got = [f"{e['agent']}.{e['tool']}={e['code']}" for e in obs.tool_errors]
     if wanted != got:
-        mismatches.append(f"tool_errors: expected [{', '.join(wanted)}], observed [{', '.join(got)}]")
+        mismatches.append(
+            f"tool_errors: expected [{', '.join(wanted)}], observed [{', '.join(got)}]"
+        )
     if expect.handoffs is not None:
         texts = [h["tool_result"] for h in obs.handoffs]
         if len(texts) != len(expect.handoffs):
@@ -126,12 +128,16 @@ def judge(scenario: Scenario, obs: Observation) -> Result:
                 f"handoffs: expected {len(expect.handoffs)}, observed {len(texts)} {texts!r}"
             )
         else:
-            mismatches += _matches("handoffs", dict(enumerate(expect.handoffs)), dict(enumerate(texts)))
+            mismatches += _matches(
+                "handoffs", dict(enumerate(expect.handoffs)), dict(enumerate(texts))
+            )
     mismatches += _matches("final", expect.final, obs.final)
     return Result(scenario, obs, "fail" if mismatches else "pass", mismatches)
 
 
-def _matches(what: str, expected: dict[Any, TextMatch], observed: dict[Any, str | None]) -> list[str]:
+def _matches(
+    what: str, expected: dict[Any, TextMatch], observed: dict[Any, str | None]
+) -> list[str]:
     out = []
     for key, match in expected.items():
         why = match.mismatch(observed.get(key))
@@ -150,4 +156,4 @@ def summary(result: Result, *, expected: bool) -> str:
         o = result.observation
         errors = [f"{x['code']}@{x['agent']}" for x in o.tool_errors]
         outcome, calls = o.outcome, o.answerer_calls
-    return ", ".join([outcome, *errors, f"answerer×{calls}"])
+    return ", ".join([outcome, *errors, f"answerer={calls}"])

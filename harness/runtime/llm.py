@@ -40,9 +40,7 @@ class Reply:
 
 
 class ChatClient:
-    def __init__(
-        self, http: httpx.AsyncClient, *, base_url: str, model: str = "scripted"
-    ) -> None:
+    def __init__(self, http: httpx.AsyncClient, *, base_url: str, model: str = "scripted") -> None:
         self._http = http
         self._url = base_url.rstrip("/") + "/chat/completions"
         self.model = model
@@ -87,9 +85,7 @@ def parse_reply(payload: dict[str, Any]) -> Reply:
 def _error_from(response: httpx.Response) -> ChatError:
     try:
         error = response.json()["error"]
-        return ChatError(
-            str(error["message"]), status=response.status_code, code=error.get("code")
-        )
+        return ChatError(str(error["message"]), status=response.status_code, code=error.get("code"))
     except (ValueError, KeyError, TypeError):
         text = response.text.strip()[:200] or "(empty body)"
         return ChatError(f"HTTP {response.status_code}: {text}", status=response.status_code)

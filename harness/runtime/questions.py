@@ -85,8 +85,9 @@ class Answer:
 
 def answers_text(answers: Sequence[Answer]) -> str:
     """The model-visible success text of a question batch."""
-    return json.dumps({"answers": [a.to_json() for a in answers]}, ensure_ascii=False,
-                      separators=(",", ":"))
+    return json.dumps(
+        {"answers": [a.to_json() for a in answers]}, ensure_ascii=False, separators=(",", ":")
+    )
 
 
 class AbortSignal:

@@ -59,7 +59,10 @@ def _lineage(agents: dict[str, Any], names: list[str]) -> Iterator[Problem]:
         seen = {name}
         while owner is not None and owner in agents:
             if owner in seen:
-                yield f"/agents/{name}/spawned_by", "spawned_by forms a cycle; one agent must be a root"
+                yield (
+                    f"/agents/{name}/spawned_by",
+                    "spawned_by forms a cycle; one agent must be a root",
+                )
                 break
             seen.add(owner)
             owner = agents[owner].get("spawned_by")
@@ -88,9 +91,12 @@ def _script(name: str, agents: dict[str, Any]) -> Iterator[Problem]:
             if call["call"] == "subagent":
                 child = args.get("name")
                 if isinstance(child, str) and "{{" not in child and child not in children:
-                    yield f"{at}/args/name", (
-                        f"subagent name {child!r} is not an agent spawned_by {name}; "
-                        f"declare it with spawned_by: {name}"
+                    yield (
+                        f"{at}/args/name",
+                        (
+                            f"subagent name {child!r} is not an agent spawned_by {name}; "
+                            f"declare it with spawned_by: {name}"
+                        ),
                     )
             label = call.get("as")
             if label is not None:
@@ -116,7 +122,9 @@ def _refs(value: Any, where: str, labels: dict[str, dict[str, Any]]) -> Iterator
                 yield where, f"{ref}: {exc}"
 
 
-def _phases(phases: list[dict[str, Any]], agents: dict[str, Any], names: list[str]) -> Iterator[Problem]:
+def _phases(
+    phases: list[dict[str, Any]], agents: dict[str, Any], names: list[str]
+) -> Iterator[Problem]:
     started: set[str] = set()
     for i, phase in enumerate(phases):
         if "start" in phase:
@@ -124,9 +132,12 @@ def _phases(phases: list[dict[str, Any]], agents: dict[str, Any], names: list[st
             if agent not in agents:
                 yield f"/phases/{i}/start", _unknown("agent", agent, names)
             elif agents[agent].get("spawned_by") is not None:
-                yield f"/phases/{i}/start", (
-                    f"{agent} is spawned_by {agents[agent]['spawned_by']}; only a root can be "
-                    "started, a child is created by its parent's subagent call"
+                yield (
+                    f"/phases/{i}/start",
+                    (
+                        f"{agent} is spawned_by {agents[agent]['spawned_by']}; only a root can be "
+                        "started, a child is created by its parent's subagent call"
+                    ),
                 )
             elif agent in started:
                 yield f"/phases/{i}/start", f"{agent} was already started; use resume"

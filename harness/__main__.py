@@ -1,0 +1,3 @@
+from harness._cli import main
+
+raise SystemExit(main())

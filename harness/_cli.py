@@ -1,0 +1,112 @@
+"""`harness`: a thin shell over the scenario loader and runner.
+
+Exit codes: 0 all passed, 1 a scenario failed or errored, 2 bad input (an invalid
+scenario file, an unknown id, a bad option).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="harness",
+        description="Keyless, deterministic delegation scenarios for the delegated-caller guard.",
+    )
+    parser.add_argument(
+        "--scenarios",
+        type=Path,
+        metavar="DIR",
+        help="directory of scenario YAML files (default: the scenarios this harness ships)",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub.add_parser("list", help="list scenario ids and titles")
+    run = sub.add_parser("run", help="run scenarios and check their expectations")
+    run.add_argument("ids", nargs="*", metavar="SCENARIO_ID", help="scenario ids (default: all)")
+    run.add_argument("--json", action="store_true", help="print machine-readable results")
+    run.add_argument(
+        "--backstop",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="wall-clock limit per scenario (default: 10)",
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    from harness.scenario import ScenarioError, load_all
+
+    directory: Path | None = args.scenarios
+    if directory is not None and not directory.is_dir():
+        return _usage(f"--scenarios {directory}: not a directory")
+    try:
+        scenarios = load_all(directory)
+    except ScenarioError as exc:
+        for problem in exc.problems:
+            print(problem, file=sys.stderr)
+        print(
+            f"harness: {len(exc.problems)} problem(s) in scenario files; nothing was run",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    if not scenarios:
+        return _usage(f"no scenario files (*.yaml) in {directory or 'the default directory'}")
+    if args.command == "list":
+        width = max(len(s.id) for s in scenarios)
+        for s in scenarios:
+            print(f"{s.id:<{width}}  {s.title}")
+        return EXIT_OK
+    return _run(args, scenarios)
+
+
+def _run(args: argparse.Namespace, scenarios: list) -> int:  # type: ignore[type-arg]
+    from harness.run import DEFAULT_BACKSTOP, run_scenarios, summary
+
+    by_id = {s.id: s for s in scenarios}
+    unknown = [i for i in args.ids if i not in by_id]
+    if unknown:
+        return _usage(f"unknown scenario id(s): {', '.join(unknown)}; 'harness list' shows the ids")
+    chosen = [by_id[i] for i in args.ids] if args.ids else scenarios
+    backstop = args.backstop if args.backstop is not None else DEFAULT_BACKSTOP
+    if backstop <= 0:
+        return _usage("--backstop must be a positive number of seconds")
+    results = []
+    width = max(len(s.id) for s in chosen)
+    for result in run_scenarios(chosen, backstop=backstop):
+        results.append(result)
+        if not args.json:
+            status = result.status.upper()
+            print(
+                f"{status:<5} {result.scenario.id:<{width}}  "
+                f"expected: {summary(result, expected=True)}  "
+                f"observed: {summary(result, expected=False)}",
+                flush=True,
+            )
+            for line in result.mismatches:
+                print(f"      {line}")
+    passed = sum(r.status == "pass" for r in results)
+    if args.json:
+        print(json.dumps({"scenarios": [r.to_json() for r in results]}, indent=2, sort_keys=True))
+    else:
+        errors = sum(r.status == "error" for r in results)
+        note = f" ({errors} of them errors)" if errors else ""
+        print(f"{passed} passed, {len(results) - passed} failed{note}")
+    return EXIT_OK if passed == len(results) else EXIT_FAILED
+
+
+def _usage(message: str) -> int:
+    print(f"harness: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

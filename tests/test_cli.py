@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness._cli import main
+
+
+def test_list_shows_every_scenario(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["list"]) == 0
+    ids = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    assert ids == sorted(ids) and "zero-depth-live-child" in ids and len(ids) >= 5
+
+
+def test_run_prints_one_line_per_scenario_and_a_total(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "zero-depth-live-child", "missing-registry"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("PASS  zero-depth-live-child")
+    assert "expected: completed, DELEGATED_CALLER@child, answerer=0" in lines[0]
+    assert lines[-1] == "2 passed, 0 failed"
+
+
+def test_run_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--json", "stale-same-id-object"]) == 0
+    (entry,) = json.loads(capsys.readouterr().out)["scenarios"]
+    assert entry["id"] == "stale-same-id-object" and entry["status"] == "pass"
+    observed = entry["observed"]
+    assert observed["outcome"] == "completed"
+    assert observed["answerer_calls"] == 0
+    assert observed["tool_errors"] == [
+        {"agent": "child", "tool": "ask_user_question", "code": "CALLER_NOT_LIVE"}
+    ]
+    assert observed["handoffs"] == ["UNRESOLVED: Should deployment use the CUDA fallback?"]
+
+
+def test_failing_scenario_exits_1_and_says_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = Path(__file__).parents[1] / "scenarios" / "zero-depth-live-child.yaml"
+    text = source.read_text().replace("code: DELEGATED_CALLER", "code: CALLER_NOT_LIVE")
+    (tmp_path / "zero-depth-live-child.yaml").write_text(text)
+    assert main(["--scenarios", str(tmp_path), "run"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("FAIL  zero-depth-live-child")
+    assert (
+        "tool_errors: expected [child.ask_user_question=CALLER_NOT_LIVE], observed "
+        "[child.ask_user_question=DELEGATED_CALLER]" in out
+    )
+    assert out.splitlines()[-1] == "0 passed, 1 failed"
+
+
+def test_bad_input_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["run", "no-such-scenario"]) == 2
+    assert capsys.readouterr().err == (
+        "harness: unknown scenario id(s): no-such-scenario; 'harness list' shows the ids\n"
+    )
+    (tmp_path / "broken.yaml").write_text("id: broken\n")
+    assert main(["--scenarios", str(tmp_path), "run"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    *problems, total = err.splitlines()
+    assert total == "harness: 4 problem(s) in scenario files; nothing was run"
+    assert all(line.startswith(f"{tmp_path / 'broken.yaml'}: /: ") for line in problems)
+    assert any("'phases' is a required property" in line for line in problems)
+    assert main(["--scenarios", str(tmp_path / "missing"), "list"]) == 2
