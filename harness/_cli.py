@@ -11,6 +11,10 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from harness.scenario import Scenario
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -68,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _run(args, scenarios)
 
 
-def _run(args: argparse.Namespace, scenarios: list) -> int:  # type: ignore[type-arg]
+def _run(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
     from harness.run import DEFAULT_BACKSTOP, run_scenarios, summary
 
     by_id = {s.id: s for s in scenarios}

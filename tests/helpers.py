@@ -27,6 +27,7 @@ class Ran:
     store: SessionStore
     tripwire: Tripwire
     requests: list[httpx.Request]
+    events: dict[str, list[dict[str, object]]]
 
 
 def run_root(scripts: Mapping[str, Sequence[Turn]], *, max_turns: int = 32) -> Ran:
@@ -59,6 +60,5 @@ def run_root(scripts: Mapping[str, Sequence[Turn]], *, max_turns: int = 32) -> R
             final = asyncio.run(go())
         except Exception as exc:
             error = exc
-        ran = Ran(final, error, llm, store, tripwire, seen)
-        ran.events = {sid: store.read(sid) for sid in store.ids()}  # type: ignore[attr-defined]
-    return ran
+        events = {sid: store.read(sid) for sid in store.ids()}
+    return Ran(final, error, llm, store, tripwire, seen, events)

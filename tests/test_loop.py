@@ -6,13 +6,13 @@ import json
 
 from harness.fake import Call, Turn
 from harness.runtime.errors import AgentRunError
-from tests.helpers import run_root
+from tests.helpers import Ran, run_root
 
 ASK = {"questions": [{"id": "q", "question": "Deploy?"}]}
 
 
-def results(ran: object, session: str) -> list[dict[str, object]]:
-    return [e for e in ran.events[session] if e["type"] == "tool/result"]  # type: ignore[attr-defined]
+def results(ran: Ran, session: str) -> list[dict[str, object]]:
+    return [e for e in ran.events[session] if e["type"] == "tool/result"]
 
 
 def test_tool_calls_run_in_order_and_results_reach_the_model() -> None:
@@ -47,7 +47,7 @@ def test_handoff_is_the_childs_last_non_empty_message() -> None:
     assert ran.final == "parent saw first"
     handoff = results(ran, "parent")[0]
     assert handoff["content"] == "first" and handoff["child"] == "kid"
-    header = ran.events["kid"][0]  # type: ignore[attr-defined]
+    header = ran.events["kid"][0]
     assert header["parent_session"] == "parent" and header["delegation_depth"] == 1
 
 

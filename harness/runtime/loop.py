@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from harness.runtime.errors import AgentRunError
 from harness.runtime.llm import ChatError, ToolCall
 from harness.runtime.questions import AbortSignal
+from harness.runtime.sessions import to_messages
 from harness.runtime.tools import ToolArgumentError, ToolContext, ToolResult
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ async def run_agent(rt: Runtime, agent: Agent, prompt: str) -> str | None:
         event = session.append(
             {"type": "message/assistant", "content": reply.content, "tool_calls": calls}
         )
-        messages.extend(session.messages_from([event]))
+        messages.extend(to_messages([event]))
         if reply.content:
             final = reply.content
         if not reply.tool_calls:
@@ -57,7 +58,7 @@ async def run_agent(rt: Runtime, agent: Agent, prompt: str) -> str | None:
         for call in reply.tool_calls:
             result = await execute(rt, agent, call)
             event = session.append(result_event(call, result))
-            messages.extend(session.messages_from([event]))
+            messages.extend(to_messages([event]))
     message = f"agent {agent.id} did not finish within {rt.max_turns} turns"
     session.append({"type": "agent/error", "message": message})
     raise AgentRunError(message)

@@ -66,7 +66,6 @@ class SessionStore:
         self.root = root
         self._clock = clock
         self._seq = 0
-        self._sessions: dict[str, Session] = {}
 
     def _path(self, id: str) -> Path:
         return self.root / f"{id}.jsonl"
@@ -76,7 +75,6 @@ class SessionStore:
         if path.exists():
             raise SessionError(f"session {header.id!r} already exists; choose another id")
         session = Session(self, header, path)
-        self._sessions[header.id] = session
         session.append(header.to_event())
         return session
 
@@ -90,9 +88,7 @@ class SessionStore:
         events = [json.loads(line) for line in lines if line]
         if not events or events[0].get("type") != "session/header":
             raise SessionError(f"session {id!r} has no header line")
-        session = Session(self, SessionHeader.from_event(events[0]), path, events)
-        self._sessions[id] = session
-        return session
+        return Session(self, SessionHeader.from_event(events[0]), path, events)
 
     def ids(self) -> list[str]:
         return sorted(p.stem for p in self.root.glob("*.jsonl"))
@@ -133,11 +129,11 @@ class Session:
 
     def messages(self) -> list[Message]:
         """The conversation as the model saw it, rebuilt from durable events."""
-        return list(_messages(self.events))
+        return to_messages(self.events)
 
-    @staticmethod
-    def messages_from(events: list[Event]) -> list[Message]:
-        return list(_messages(events))
+
+def to_messages(events: list[Event]) -> list[Message]:
+    return list(_messages(events))
 
 
 def _messages(events: list[Event]) -> Iterator[Message]:

@@ -7,8 +7,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from harness import _template
+from harness.runtime.tools import default_tools
 
-TOOLS = ("ask_user_question", "subagent")
+TOOLS = tuple(t.name for t in default_tools())
 CALLER_TOOLS = ("ask_user_question",)  # tools that forward the calling agent to ask()
 
 Problem = tuple[str, str]
