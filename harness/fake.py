@@ -21,32 +21,25 @@ from typing import Any
 import httpx
 
 from harness import _template
+from harness._script import Call, Turn
 from harness.runtime.llm import AGENT_HEADER
 
 BASE_URL = "http://fake-llm.invalid/v1"
 
-
-@dataclass(frozen=True)
-class Call:
-    tool: str
-    args: Mapping[str, Any]
-    label: str | None = None
-
-
-@dataclass(frozen=True)
-class Turn:
-    """One scripted assistant reply: text, tool calls, or both."""
-
-    say: str | None = None
-    calls: tuple[Call, ...] = ()
-
-    @classmethod
-    def text(cls, text: str) -> Turn:
-        return cls(say=text)
-
-    @classmethod
-    def tool(cls, tool: str, args: Mapping[str, Any], label: str | None = None) -> Turn:
-        return cls(calls=(Call(tool, args, label),))
+__all__ = [
+    "BASE_URL",
+    "Call",
+    "CapturedRequest",
+    "MalformedRequest",
+    "MissingAgentHeader",
+    "ScriptError",
+    "ScriptExhausted",
+    "ScriptedLLM",
+    "Turn",
+    "UnconsumedSteps",
+    "UnknownAgent",
+    "UnresolvedTemplate",
+]
 
 
 class ScriptError(Exception):

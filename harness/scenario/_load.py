@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from harness._paths import scenarios_dir, schema_path
-from harness.fake import Call, Turn
+from harness._script import Call, Turn
 from harness.runtime.questions import Answer
 from harness.scenario._check import semantic_problems
 from harness.scenario._model import (

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.fake import Turn
+from harness._script import Turn
 from harness.runtime.questions import Answer
 
 
