@@ -67,7 +67,11 @@ def test_no_api_key_or_authorization_is_sent() -> None:
     assert request.headers["x-harness-agent"] == "parent"
     body = json.loads(request.content)
     assert body["tool_choice"] == "auto"
-    assert [t["function"]["name"] for t in body["tools"]] == ["ask_user_question", "subagent"]
+    assert [t["function"]["name"] for t in body["tools"]] == [
+        "ask_user_question",
+        "exit_plan_mode",
+        "subagent",
+    ]
 
 
 def test_exhausted_script_fails_with_agent_and_step() -> None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.run._world import World
+from harness.runtime.tools.exit_plan_mode import plan_mode_logged
 
 Event = dict[str, Any]
 
@@ -26,6 +27,7 @@ class Observation:
     handoffs: list[dict[str, Any]]
     final: dict[str, str | None]
     sessions: dict[str, list[Event]]
+    plan_mode: dict[str, bool] = field(default_factory=dict)
     script_errors: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -38,6 +40,7 @@ class Observation:
             ],
             "handoffs": [h["tool_result"] for h in self.handoffs],
             "final": dict(self.final),
+            "plan_mode": dict(self.plan_mode),
         }
         if self.error is not None:
             out["error"] = self.error
@@ -53,6 +56,7 @@ class Observation:
             "tool_errors": self.tool_errors,
             "handoffs": self.handoffs,
             "final": self.final,
+            "plan_mode": self.plan_mode,
             "sessions": self.sessions,
         }
         if self.error is not None:
@@ -112,6 +116,11 @@ def observe(world: World, outcome: str, error: str | None) -> Observation:
         handoffs=handoffs,
         final={sid: _last_said(events) for sid, events in sessions.items()},
         sessions=sessions,
+        plan_mode={
+            sid: state
+            for sid, events in sessions.items()
+            if (state := plan_mode_logged(events)) is not None
+        },
         script_errors=script_errors,
     )
 

@@ -132,6 +132,11 @@ def judge(scenario: Scenario, obs: Observation) -> Result:
                 "handoffs", dict(enumerate(expect.handoffs)), dict(enumerate(texts))
             )
     mismatches += _matches("final", expect.final, obs.final)
+    for name, active in expect.plan_mode.items():
+        if obs.plan_mode.get(name, False) != active:
+            mismatches.append(
+                f"plan_mode[{name}]: expected {active}, observed {obs.plan_mode.get(name, False)}"
+            )
     return Result(scenario, obs, "fail" if mismatches else "pass", mismatches)
 
 

@@ -78,6 +78,7 @@ class World:
             agents=agents,
             questions=UserQuestionService(agents, self.answerer),
             faults=self.faults,
+            plan_mode=[name for name, a in self.scenario.agents.items() if a.plan_mode],
         )
 
     def http(self) -> httpx.AsyncClient:

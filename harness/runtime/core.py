@@ -3,7 +3,7 @@ and the three ways an agent comes to life: start, delegate, resume."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from harness.runtime.faults import NO_FAULTS, Faults
@@ -13,6 +13,7 @@ from harness.runtime.questions import UserQuestionService
 from harness.runtime.registry import Agent, AgentRegistry
 from harness.runtime.sessions import SessionHeader, SessionStore
 from harness.runtime.tools import Tool, default_tools
+from harness.runtime.tools.exit_plan_mode import plan_mode_logged, set_plan_mode
 
 
 def _stay_registered() -> None:
@@ -30,6 +31,7 @@ class Runtime:
         tools: Sequence[Tool] | None = None,
         faults: Faults = NO_FAULTS,
         max_turns: int = 32,
+        plan_mode: Collection[str] = (),
     ) -> None:
         self.chat = chat
         self.store = store
@@ -40,6 +42,8 @@ class Runtime:
         self.schemas: list[dict[str, Any]] = [t.schema for t in self.tools.values()]
         self.faults = faults
         self.max_turns = max_turns
+        # Sessions that start in plan mode; a resumed session keeps what its log says.
+        self.plan_mode = frozenset(plan_mode)
 
     async def start(self, session_id: str, prompt: str) -> str | None:
         """Start a top-level runtime root in a new session."""
@@ -70,6 +74,12 @@ class Runtime:
         return await self._run(Agent(name, session), parent, prompt)
 
     async def _run(self, agent: Agent, owner: Agent | None, prompt: str) -> str | None:
+        assert agent.session is not None
+        logged = plan_mode_logged(agent.session.events)
+        if logged is not None:
+            agent.plan_mode = logged
+        elif agent.id in self.plan_mode:
+            set_plan_mode(agent, True)
         detach = self.agents.enter(agent, owner) if self.agents is not None else _stay_registered
         try:
             return await run_agent(self, agent, prompt)

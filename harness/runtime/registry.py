@@ -18,11 +18,12 @@ class Agent:
     """A live agent. Identity is the object: a second object with the same id is a
     different caller, which is exactly what the stale same-id check relies on."""
 
-    __slots__ = ("id", "session")
+    __slots__ = ("id", "plan_mode", "session")
 
     def __init__(self, id: str, session: Session | None = None) -> None:
         self.id = id
         self.session = session
+        self.plan_mode = False
 
     def __repr__(self) -> str:
         return f"Agent({self.id!r}) at {id(self):#x}"

@@ -10,7 +10,10 @@ from harness import _template
 from harness.runtime.tools import default_tools
 
 TOOLS = tuple(t.name for t in default_tools())
-CALLER_TOOLS = ("ask_user_question",)  # tools that forward the calling agent to ask()
+CALLER_TOOLS = (
+    "ask_user_question",
+    "exit_plan_mode",
+)  # tools that forward the calling agent to ask()
 
 Problem = tuple[str, str]
 
@@ -40,9 +43,10 @@ def _problems(doc: dict[str, Any], stem: str) -> Iterator[Problem]:
             yield f"/expect/tool_errors/{i}/agent", _unknown("agent", err["agent"], names)
         if err["tool"] not in TOOLS:
             yield f"/expect/tool_errors/{i}/tool", _unknown("tool", err["tool"], TOOLS)
-    for name in expect.get("final", {}):
-        if name not in agents:
-            yield f"/expect/final/{name}", _unknown("agent", name, names)
+    for key in ("final", "plan_mode"):
+        for name in expect.get(key, {}):
+            if name not in agents:
+                yield f"/expect/{key}/{name}", _unknown("agent", name, names)
 
 
 def _unknown(kind: str, value: str, known: Any) -> str:

@@ -126,6 +126,7 @@ def _build(doc: dict[str, Any], path: Path) -> Scenario:
                 script=tuple(_turns(spec["script"])),
                 spawned_by=spec.get("spawned_by"),
                 session=dict(spec.get("session", {})),
+                plan_mode=spec.get("plan_mode", False),
             )
             for name, spec in doc["agents"].items()
         },
@@ -147,6 +148,7 @@ def _build(doc: dict[str, Any], path: Path) -> Scenario:
                 tuple(_match(m) for m in expect["handoffs"]) if "handoffs" in expect else None
             ),
             final={name: _match(m) for name, m in expect.get("final", {}).items()},
+            plan_mode=dict(expect.get("plan_mode", {})),
         ),
     )
 

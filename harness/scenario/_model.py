@@ -23,6 +23,7 @@ class AgentSpec:
     script: tuple[Turn, ...]
     spawned_by: str | None = None
     session: dict[str, Any] = field(default_factory=dict)
+    plan_mode: bool = False
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,7 @@ class Expect:
     tool_errors: tuple[ToolErrorExpect, ...] = ()
     handoffs: tuple[TextMatch, ...] | None = None
     final: dict[str, TextMatch] = field(default_factory=dict)
+    plan_mode: dict[str, bool] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,12 @@ from harness.runtime.tools._base import (
     ToolResult,
 )
 from harness.runtime.tools.ask_user_question import AskUserQuestionTool
+from harness.runtime.tools.exit_plan_mode import ExitPlanModeTool
 from harness.runtime.tools.subagent import SubagentTool
 
 __all__ = [
     "AskUserQuestionTool",
+    "ExitPlanModeTool",
     "SubagentTool",
     "Tool",
     "ToolArgumentError",
@@ -24,4 +26,4 @@ __all__ = [
 
 
 def default_tools() -> list[Tool]:
-    return [AskUserQuestionTool(), SubagentTool()]
+    return [AskUserQuestionTool(), ExitPlanModeTool(), SubagentTool()]
