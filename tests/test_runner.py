@@ -47,7 +47,7 @@ def test_repeated_runs_give_identical_snapshot_bytes() -> None:
 
 def test_no_absolute_path_reaches_a_snapshot() -> None:
     files = sorted(SNAPSHOTS.glob("*.json"))
-    assert [f.stem for f in files] == sorted(SCENARIOS)
+    assert files  # which files must exist is syrupy's check: missing or unused ones fail
     for file in files:
         text = file.read_text(encoding="utf-8")
         assert not re.search(r"(/tmp/|/work/|/home/|harness-[a-z0-9_]{6,})", text), file.name

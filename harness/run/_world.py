@@ -29,6 +29,7 @@ class ScenarioFaults(Faults):
     def __init__(self, scenario: Scenario) -> None:
         self._headers = {name: a.session for name, a in scenario.agents.items() if a.session}
         self._stale = {(f.agent, f.tool) for f in scenario.faults if f.kind == "stale-caller"}
+        self._aborted = {(f.agent, f.tool) for f in scenario.faults if f.kind == "aborted"}
 
     def header(self, header: SessionHeader) -> SessionHeader:
         return header.with_overrides(self._headers.get(header.id, {}))
@@ -38,6 +39,9 @@ class ScenarioFaults(Faults):
             # Same id, same session, different object: never entered in the registry.
             return Agent(agent.id, agent.session)
         return agent
+
+    def aborted(self, agent: Agent, tool: str) -> bool:
+        return (agent.id, tool) in self._aborted
 
 
 def make_answerer(scenario: Scenario) -> AnyAnswerer | None:

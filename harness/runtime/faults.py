@@ -20,5 +20,9 @@ class Faults:
         """The agent object a human-interaction tool forwards as the caller."""
         return agent
 
+    def aborted(self, agent: Agent, tool: str) -> bool:
+        """Whether a tool call's abort signal has already fired when the tool starts."""
+        return False
+
 
 NO_FAULTS = Faults()
