@@ -87,3 +87,22 @@ def test_unlabelled_and_unknown_args_path(tmp_path: Path) -> None:
     text = GOOD.format(id="case").replace("d.result", "d.args.nothing.here")
     (line,) = problems(write(tmp_path, text))
     assert line.endswith("{{d.args.nothing.here}}: args.nothing does not exist")
+
+
+def test_direct_ask_phase_problems(tmp_path: Path) -> None:
+    text = """\
+id: case
+title: t
+phases:
+  - ask:
+      live: {child: parent, parent: null}
+      detach: [ghost]
+      caller: nobody
+      questions: []
+expect: {outcome: completed, answerer_calls: 0, tool_errors: [{agent: x, tool: ask, code: C}]}
+"""
+    joined = "\n".join(problems(write(tmp_path, text)))
+    assert "/phases/0/ask/live/child: owner 'parent' must be entered in live before child" in joined
+    assert "/phases/0/ask/detach/0: 'ghost' is not entered in live" in joined
+    assert "/phases/0/ask/caller: caller 'nobody' is not entered in live" in joined
+    assert "/expect/tool_errors/0/agent: unknown agent 'x'" in joined

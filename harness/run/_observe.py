@@ -28,6 +28,7 @@ class Observation:
     final: dict[str, str | None]
     sessions: dict[str, list[Event]]
     plan_mode: dict[str, bool] = field(default_factory=dict)
+    direct: list[dict[str, Any]] = field(default_factory=list)
     script_errors: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -63,6 +64,8 @@ class Observation:
             doc["error"] = self.error
         if self.script_errors:
             doc["script_errors"] = self.script_errors
+        if self.direct:
+            doc["direct"] = self.direct
         return doc
 
 
@@ -79,7 +82,22 @@ def observe(world: World, outcome: str, error: str | None) -> Observation:
         ((sid, e) for sid, events in sessions.items() for e in events), key=lambda p: p[1]["seq"]
     )
     tool_errors, handoffs = [], []
-    for sid, event in timeline:
+    direct = {r.seq: r for r in world.direct}
+    for sid, event in _with_direct(timeline, direct):
+        if sid is None:  # a direct ask() phase
+            result = direct[event["seq"]]
+            if result.error is not None:
+                tool_errors.append(
+                    {
+                        "agent": result.caller,
+                        "tool": "ask",
+                        "code": result.error["code"],
+                        "name": result.error["name"],
+                        "is_error": True,
+                        "text": result.text,
+                    }
+                )
+            continue
         if event["type"] != "tool/result":
             continue
         if event["is_error"]:
@@ -122,7 +140,17 @@ def observe(world: World, outcome: str, error: str | None) -> Observation:
             if (state := plan_mode_logged(events)) is not None
         },
         script_errors=script_errors,
+        direct=[r.to_json() for r in world.direct],
     )
+
+
+def _with_direct(
+    timeline: list[tuple[str, Event]], direct: dict[int, Any]
+) -> list[tuple[str | None, Event]]:
+    """Session events and direct calls, in the one order the store's counter gives them."""
+    merged: list[tuple[str | None, Event]] = [*timeline]
+    merged += [(None, {"seq": seq}) for seq in direct]
+    return sorted(merged, key=lambda p: p[1]["seq"])
 
 
 def _last_said(events: list[Event], before: int | None = None) -> str | None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.run._direct import run_direct
 from harness.run._observe import Observation, observe
 from harness.run._world import World
 from harness.runtime.errors import AgentRunError
@@ -87,10 +88,19 @@ async def _run_phases(world: World, backstop: float) -> tuple[str, str | None]:
             async with asyncio.timeout(backstop):
                 for phase in world.scenario.phases:
                     runtime = world.runtime(http)
-                    if phase.kind == "start":
-                        await runtime.start(phase.agent, phase.prompt)
+                    if phase.ask is not None:
+                        world.direct.append(
+                            await run_direct(
+                                phase.ask,
+                                registry=world.scenario.world.registry,
+                                answerer=world.answerer,
+                                seq=world.store.next_seq(),
+                            )
+                        )
+                    elif phase.kind == "start":
+                        await runtime.start(str(phase.agent), phase.prompt)
                     else:
-                        await runtime.resume(phase.agent, phase.prompt)
+                        await runtime.resume(str(phase.agent), phase.prompt)
         except TimeoutError:
             return "error", (
                 f"backstop: the scenario was still running after {backstop:g} s; something "
@@ -115,8 +125,8 @@ def judge(scenario: Scenario, obs: Observation) -> Result:
         mismatches.append(
             f"answerer_calls: expected {expect.answerer_calls}, observed {obs.answerer_calls}"
         )
-    wanted = [f"{e.agent}.{e.tool}={e.code}" for e in expect.tool_errors]
-    got = [f"{e['agent']}.{e['tool']}={e['code']}" for e in obs.tool_errors]
+    wanted = [f"{e.agent or 'agentless'}.{e.tool}={e.code}" for e in expect.tool_errors]
+    got = [f"{e['agent'] or 'agentless'}.{e['tool']}={e['code']}" for e in obs.tool_errors]
     if wanted != got:
         mismatches.append(
             f"tool_errors: expected [{', '.join(wanted)}], observed [{', '.join(got)}]"
@@ -155,10 +165,10 @@ def summary(result: Result, *, expected: bool) -> str:
     """A short human line for one side of the comparison."""
     if expected:
         e = result.scenario.expect
-        errors = [f"{x.code}@{x.agent}" for x in e.tool_errors]
+        errors = [f"{x.code}@{x.agent or 'agentless'}" for x in e.tool_errors]
         outcome, calls = e.outcome, e.answerer_calls
     else:
         o = result.observation
-        errors = [f"{x['code']}@{x['agent']}" for x in o.tool_errors]
+        errors = [f"{x['code']}@{x['agent'] or 'agentless'}" for x in o.tool_errors]
         outcome, calls = o.outcome, o.answerer_calls
     return ", ".join([outcome, *errors, f"answerer={calls}"])

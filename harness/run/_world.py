@@ -7,13 +7,14 @@ durable.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 
 from harness.answerers import ScriptedHuman, Tripwire, Unreachable
 from harness.fake import BASE_URL, ScriptedLLM
+from harness.run._direct import DirectResult
 from harness.runtime.core import Runtime
 from harness.runtime.faults import Faults
 from harness.runtime.llm import ChatClient
@@ -62,6 +63,7 @@ class World:
     answerer: AnyAnswerer | None
     store: SessionStore
     faults: ScenarioFaults
+    direct: list[DirectResult] = field(default_factory=list)
 
     @classmethod
     def build(cls, scenario: Scenario, store_dir: Path) -> World:

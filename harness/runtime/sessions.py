@@ -98,9 +98,13 @@ class SessionStore:
         lines = self._path(id).read_text(encoding="utf-8").splitlines()
         return [json.loads(line) for line in lines if line]
 
-    def _stamp(self, event: Event) -> Event:
+    def next_seq(self) -> int:
+        """The next number in the order shared by every event of this store's world."""
         self._seq += 1
-        return {"seq": self._seq, "ts": self._clock().isoformat(), **event}
+        return self._seq
+
+    def _stamp(self, event: Event) -> Event:
+        return {"seq": self.next_seq(), "ts": self._clock().isoformat(), **event}
 
 
 class Session:

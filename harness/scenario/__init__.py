@@ -3,6 +3,7 @@
 from harness.scenario._load import ScenarioError, load_all, load_scenario, scenario_paths
 from harness.scenario._model import (
     AgentSpec,
+    DirectAsk,
     Expect,
     Fault,
     Phase,
@@ -14,6 +15,7 @@ from harness.scenario._model import (
 
 __all__ = [
     "AgentSpec",
+    "DirectAsk",
     "Expect",
     "Fault",
     "Phase",

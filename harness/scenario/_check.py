@@ -25,8 +25,16 @@ def semantic_problems(doc: dict[str, Any], stem: str) -> list[Problem]:
 def _problems(doc: dict[str, Any], stem: str) -> Iterator[Problem]:
     if doc["id"] != stem:
         yield "/id", f"id {doc['id']!r} must equal the file name {stem!r}; rename one of them"
-    agents: dict[str, Any] = doc["agents"]
+    agents: dict[str, Any] = doc.get("agents", {})
     names = sorted(agents)
+    # Agents of direct ask phases exist only in those phases' registries.
+    direct = {
+        n
+        for p in doc["phases"]
+        if "ask" in p
+        for n in [*p["ask"].get("live", {}), p["ask"].get("caller")]
+        if n is not None
+    }
     yield from _lineage(agents, names)
     for name in names:
         yield from _script(name, agents)
@@ -39,9 +47,9 @@ def _problems(doc: dict[str, Any], stem: str) -> Iterator[Problem]:
             yield f"{where}/tool", _unknown("caller-forwarding tool", fault["tool"], CALLER_TOOLS)
     expect = doc["expect"]
     for i, err in enumerate(expect.get("tool_errors", [])):
-        if err["agent"] not in agents:
+        if err["agent"] is not None and err["agent"] not in agents and err["agent"] not in direct:
             yield f"/expect/tool_errors/{i}/agent", _unknown("agent", err["agent"], names)
-        if err["tool"] not in TOOLS:
+        if err["tool"] not in (*TOOLS, "ask"):
             yield f"/expect/tool_errors/{i}/tool", _unknown("tool", err["tool"], TOOLS)
     for key in ("final", "plan_mode"):
         for name in expect.get(key, {}):
@@ -147,5 +155,27 @@ def _phases(
             elif agent in started:
                 yield f"/phases/{i}/start", f"{agent} was already started; use resume"
             started.add(agent)
-        elif phase["resume"] not in agents:
-            yield f"/phases/{i}/resume", _unknown("session", phase["resume"], names)
+        elif "resume" in phase:
+            if phase["resume"] not in agents:
+                yield f"/phases/{i}/resume", _unknown("session", phase["resume"], names)
+        else:
+            yield from _direct(phase["ask"], f"/phases/{i}/ask")
+
+
+def _direct(ask: dict[str, Any], where: str) -> Iterator[Problem]:
+    live = ask.get("live", {})
+    for name, owner in live.items():
+        order = list(live)
+        if owner is not None and (owner not in live or order.index(owner) > order.index(name)):
+            yield f"{where}/live/{name}", f"owner {owner!r} must be entered in live before {name}"
+    for key in ("reenter", "detach"):
+        for j, name in enumerate(ask.get(key, [])):
+            if name not in live:
+                yield f"{where}/{key}/{j}", f"{name!r} is not entered in live; add it there first"
+    caller = ask.get("caller")
+    stale = ask.get("caller_object", "live") == "stale"
+    if caller is not None and not stale and caller not in live:
+        yield (
+            f"{where}/caller",
+            (f"caller {caller!r} is not entered in live; enter it, or set caller_object: stale"),
+        )

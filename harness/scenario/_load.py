@@ -11,10 +11,11 @@ from typing import Any
 
 from harness._paths import scenarios_dir, schema_path
 from harness._script import Call, Turn
-from harness.runtime.questions import Answer
+from harness.runtime.questions import Answer, Intent, Option, Question
 from harness.scenario._check import semantic_problems
 from harness.scenario._model import (
     AgentSpec,
+    DirectAsk,
     Expect,
     Fault,
     Phase,
@@ -128,14 +129,9 @@ def _build(doc: dict[str, Any], path: Path) -> Scenario:
                 session=dict(spec.get("session", {})),
                 plan_mode=spec.get("plan_mode", False),
             )
-            for name, spec in doc["agents"].items()
+            for name, spec in doc.get("agents", {}).items()
         },
-        phases=tuple(
-            Phase("start", p["start"], p["prompt"])
-            if "start" in p
-            else Phase("resume", p["resume"], p["prompt"])
-            for p in doc["phases"]
-        ),
+        phases=tuple(_phase(p) for p in doc["phases"]),
         faults=tuple(Fault(f["kind"], f["agent"], f["tool"]) for f in doc.get("faults", [])),
         expect=Expect(
             outcome=expect["outcome"],
@@ -150,6 +146,40 @@ def _build(doc: dict[str, Any], path: Path) -> Scenario:
             final={name: _match(m) for name, m in expect.get("final", {}).items()},
             plan_mode=dict(expect.get("plan_mode", {})),
         ),
+    )
+
+
+def _phase(doc: dict[str, Any]) -> Phase:
+    if "start" in doc:
+        return Phase("start", doc["start"], doc["prompt"])
+    if "resume" in doc:
+        return Phase("resume", doc["resume"], doc["prompt"])
+    ask = doc["ask"]
+    return Phase(
+        "ask",
+        ask.get("caller"),
+        ask=DirectAsk(
+            questions=tuple(_question(q) for q in ask["questions"]),
+            live=tuple(ask.get("live", {}).items()),
+            reenter=tuple(ask.get("reenter", ())),
+            detach=tuple(ask.get("detach", ())),
+            caller=ask.get("caller"),
+            stale=ask.get("caller_object", "live") == "stale",
+            aborted=ask.get("aborted", False),
+        ),
+    )
+
+
+def _question(doc: dict[str, Any]) -> Question:
+    intent = doc.get("intent")
+    return Question(
+        id=doc["id"],
+        question=doc["question"],
+        header=doc.get("header"),
+        options=tuple(Option(o["label"], o.get("description")) for o in doc.get("options", ())),
+        multi_select=doc.get("multi_select", False),
+        detail=doc.get("detail"),
+        intent=Intent(intent["kind"], intent["approve"]) if intent else None,
     )
 
 

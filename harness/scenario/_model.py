@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from harness._script import Turn
-from harness.runtime.questions import Answer
+from harness.runtime.questions import Answer, Question
 
 
 @dataclass(frozen=True)
@@ -27,10 +27,24 @@ class AgentSpec:
 
 
 @dataclass(frozen=True)
+class DirectAsk:
+    """A service-level call: the registry as declared, then one ask()."""
+
+    questions: tuple[Question, ...]
+    live: tuple[tuple[str, str | None], ...] = ()
+    reenter: tuple[str, ...] = ()
+    detach: tuple[str, ...] = ()
+    caller: str | None = None
+    stale: bool = False
+    aborted: bool = False
+
+
+@dataclass(frozen=True)
 class Phase:
-    kind: str  # start | resume
-    agent: str
-    prompt: str
+    kind: str  # start | resume | ask
+    agent: str | None
+    prompt: str = ""
+    ask: DirectAsk | None = None
 
 
 @dataclass(frozen=True)
@@ -64,7 +78,7 @@ class TextMatch:
 
 @dataclass(frozen=True)
 class ToolErrorExpect:
-    agent: str
+    agent: str | None
     tool: str
     code: str
 
