@@ -82,6 +82,7 @@ class CapturedRequest:
     agent: str | None
     step: int | None
     body: Any
+    raw: bytes  # the exact bytes sent, for byte-level prefix comparisons
 
 
 @dataclass
@@ -157,7 +158,7 @@ class ScriptedLLM:
             state.cursor += 1
         except ScriptError as exc:
             self.errors.append(exc)
-            self.requests.append(CapturedRequest(agent, step, body))
+            self.requests.append(CapturedRequest(agent, step, body, request.content))
             return httpx.Response(
                 400,
                 json={
@@ -168,7 +169,7 @@ class ScriptedLLM:
                     }
                 },
             )
-        self.requests.append(CapturedRequest(agent, step, body))
+        self.requests.append(CapturedRequest(agent, step, body, request.content))
         self._completion_ids += 1
         return httpx.Response(
             200,

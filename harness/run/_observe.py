@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.fake import CapturedRequest
 from harness.run._world import World
 from harness.runtime.tools.exit_plan_mode import plan_mode_logged
 
@@ -29,6 +30,7 @@ class Observation:
     sessions: dict[str, list[Event]]
     plan_mode: dict[str, bool] = field(default_factory=dict)
     direct: list[dict[str, Any]] = field(default_factory=list)
+    requests: list[CapturedRequest] = field(default_factory=list)
     script_errors: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -66,6 +68,9 @@ class Observation:
             doc["script_errors"] = self.script_errors
         if self.direct:
             doc["direct"] = self.direct
+        prefix = model_prefix(self.requests)
+        if prefix:
+            doc["model_prefix"] = prefix
         return doc
 
 
@@ -141,7 +146,30 @@ def observe(world: World, outcome: str, error: str | None) -> Observation:
         },
         script_errors=script_errors,
         direct=[r.to_json() for r in world.direct],
+        requests=list(world.llm.requests),
     )
+
+
+def model_prefix(requests: list[CapturedRequest]) -> dict[str, Any]:
+    """What a KV cache keys on: each agent's system prompt, and the tool schemas.
+
+    Tools are listed once when every request carried the same list (the runtime's promise),
+    and per agent otherwise, so a divergence shows up in the snapshot diff.
+    """
+    system: dict[str, Any] = {}
+    tools: dict[str, Any] = {}
+    distinct: set[str] = set()
+    for r in requests:
+        if r.agent is None or not isinstance(r.body, dict):
+            continue
+        distinct.add(json.dumps(r.body.get("tools"), sort_keys=True))
+        if r.agent not in system:
+            first = (r.body.get("messages") or [{}])[0]
+            system[r.agent] = first.get("content") if first.get("role") == "system" else None
+            tools[r.agent] = r.body.get("tools")
+    if not system:
+        return {}
+    return {"system": system, "tools": next(iter(tools.values())) if len(distinct) == 1 else tools}
 
 
 def _with_direct(

@@ -75,9 +75,12 @@ def run_scenarios(
             yield run_scenario(scenario, backstop=backstop)
 
 
-def observe_scenario(scenario: Scenario, *, backstop: float = DEFAULT_BACKSTOP) -> Observation:
+def observe_scenario(
+    scenario: Scenario, *, backstop: float = DEFAULT_BACKSTOP, guarded: bool = True
+) -> Observation:
+    """Run one scenario. `guarded=False` (test-only) runs the service without the guard."""
     with frozen_time(), tempfile.TemporaryDirectory(prefix="harness-") as tmp:
-        world = World.build(scenario, Path(tmp))
+        world = World.build(scenario, Path(tmp), guarded=guarded)
         outcome, error = asyncio.run(_run_phases(world, backstop))
         return observe(world, outcome, error)
 

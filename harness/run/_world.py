@@ -63,16 +63,18 @@ class World:
     answerer: AnyAnswerer | None
     store: SessionStore
     faults: ScenarioFaults
+    guarded: bool = True
     direct: list[DirectResult] = field(default_factory=list)
 
     @classmethod
-    def build(cls, scenario: Scenario, store_dir: Path) -> World:
+    def build(cls, scenario: Scenario, store_dir: Path, *, guarded: bool = True) -> World:
         return cls(
             scenario=scenario,
             llm=ScriptedLLM({name: a.script for name, a in scenario.agents.items()}),
             answerer=make_answerer(scenario),
             store=SessionStore(store_dir),
             faults=ScenarioFaults(scenario),
+            guarded=guarded,
         )
 
     def runtime(self, http: httpx.AsyncClient) -> Runtime:
@@ -82,7 +84,7 @@ class World:
             chat=ChatClient(http, base_url=BASE_URL),
             store=self.store,
             agents=agents,
-            questions=UserQuestionService(agents, self.answerer),
+            questions=UserQuestionService(agents, self.answerer, guarded=self.guarded),
             faults=self.faults,
             plan_mode=[name for name, a in self.scenario.agents.items() if a.plan_mode],
         )

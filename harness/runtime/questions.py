@@ -119,6 +119,8 @@ class Answerer(Protocol):
 class UserQuestionService:
     agents: AgentRegistry | None
     provider: Answerer | None = None
+    # Test-only: False reproduces the behaviour before the fix, to compare against it.
+    guarded: bool = True
 
     def register(self, provider: Answerer) -> Callable[[], None]:
         if self.provider is not None:
@@ -137,7 +139,7 @@ class UserQuestionService:
         if not request.questions:
             raise UserQuestionError(EMPTY_QUESTIONS)
         # Before intent validation and dispatch, so an owned child never creates a UI wait.
-        if request.agent is not None:
+        if self.guarded and request.agent is not None:
             check_caller(self.agents, request.agent)
         for question in request.questions:
             check_intent(question)
