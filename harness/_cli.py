@@ -32,6 +32,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     sub.add_parser("list", help="list scenario ids and titles")
+    sub.add_parser(
+        "coverage", help="map each design-document clause to the scenarios that cover it"
+    )
     run = sub.add_parser("run", help="run scenarios and check their expectations")
     run.add_argument("ids", nargs="*", metavar="SCENARIO_ID", help="scenario ids (default: all)")
     run.add_argument("--json", action="store_true", help="print machine-readable results")
@@ -64,6 +67,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     if not scenarios:
         return _usage(f"no scenario files (*.yaml) in {directory or 'the default directory'}")
+    if args.command == "coverage":
+        return _coverage(scenarios)
     if args.command == "list":
         width = max(len(s.id) for s in scenarios)
         for s in scenarios:
@@ -105,6 +110,20 @@ def _run(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
         note = f" ({errors} of them errors)" if errors else ""
         print(f"{passed} passed, {len(results) - passed} failed{note}")
     return EXIT_OK if passed == len(results) else EXIT_FAILED
+
+
+def _coverage(scenarios: list[Scenario]) -> int:
+    from harness.scenario import clauses
+
+    uncovered = 0
+    for clause, text in clauses().items():
+        ids = [s.id for s in scenarios if clause in s.covers]
+        uncovered += not ids
+        print(f"{clause:<4} {text}")
+        print(f"     {'covered by: ' + ', '.join(ids) if ids else 'UNCOVERED: no scenario'}")
+    total = len(clauses())
+    print(f"{total - uncovered} of {total} clauses covered")
+    return EXIT_FAILED if uncovered else EXIT_OK
 
 
 def _usage(message: str) -> int:

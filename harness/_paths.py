@@ -14,3 +14,10 @@ def scenarios_dir() -> Path:
 
 def schema_path() -> Path:
     return scenarios_dir() / "schema.json"
+
+
+CLAUSES_FILE = "clauses.yaml"  # reserved: lives beside the scenarios but is not one
+
+
+def clauses_path() -> Path:
+    return scenarios_dir() / CLAUSES_FILE

@@ -11,6 +11,7 @@ from harness.scenario import ScenarioError, load_all, load_scenario
 GOOD = """\
 id: {id}
 title: t
+covers: [D1]
 agents:
   parent:
     script:
@@ -93,6 +94,7 @@ def test_direct_ask_phase_problems(tmp_path: Path) -> None:
     text = """\
 id: case
 title: t
+covers: [D1, Z9]
 phases:
   - ask:
       live: {child: parent, parent: null}
@@ -106,3 +108,4 @@ expect: {outcome: completed, answerer_calls: 0, tool_errors: [{agent: x, tool: a
     assert "/phases/0/ask/detach/0: 'ghost' is not entered in live" in joined
     assert "/phases/0/ask/caller: caller 'nobody' is not entered in live" in joined
     assert "/expect/tool_errors/0/agent: unknown agent 'x'" in joined
+    assert "/covers/1: unknown clause 'Z9'; the ids are in scenarios/clauses.yaml" in joined

@@ -1,6 +1,12 @@
 """Scenarios as data: YAML files validated against `scenarios/schema.json`."""
 
-from harness.scenario._load import ScenarioError, load_all, load_scenario, scenario_paths
+from harness.scenario._load import (
+    ScenarioError,
+    clauses,
+    load_all,
+    load_scenario,
+    scenario_paths,
+)
 from harness.scenario._model import (
     AgentSpec,
     DirectAsk,
@@ -24,6 +30,7 @@ __all__ = [
     "TextMatch",
     "ToolErrorExpect",
     "World",
+    "clauses",
     "load_all",
     "load_scenario",
     "scenario_paths",

@@ -18,13 +18,19 @@ CALLER_TOOLS = (
 Problem = tuple[str, str]
 
 
-def semantic_problems(doc: dict[str, Any], stem: str) -> list[Problem]:
-    return list(_problems(doc, stem))
+def semantic_problems(doc: dict[str, Any], stem: str, clauses: dict[str, str]) -> list[Problem]:
+    return list(_problems(doc, stem, clauses))
 
 
-def _problems(doc: dict[str, Any], stem: str) -> Iterator[Problem]:
+def _problems(doc: dict[str, Any], stem: str, clauses: dict[str, str]) -> Iterator[Problem]:
     if doc["id"] != stem:
         yield "/id", f"id {doc['id']!r} must equal the file name {stem!r}; rename one of them"
+    for i, clause in enumerate(doc["covers"]):
+        if clause not in clauses:
+            yield (
+                f"/covers/{i}",
+                f"unknown clause {clause!r}; the ids are in scenarios/clauses.yaml",
+            )
     agents: dict[str, Any] = doc.get("agents", {})
     names = sorted(agents)
     # Agents of direct ask phases exist only in those phases' registries.

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from harness._paths import scenarios_dir, schema_path
+from harness._paths import CLAUSES_FILE, clauses_path, scenarios_dir, schema_path
 from harness._script import Call, Turn
 from harness.runtime.questions import Answer, Intent, Option, Question
 from harness.scenario._check import semantic_problems
@@ -47,6 +47,15 @@ def _pointer(path: Iterable[Any]) -> str:
     return "/" + "/".join(parts)
 
 
+@functools.cache
+def clauses() -> dict[str, str]:
+    """The design document's clauses: short id -> text, in document order."""
+    doc = _read_yaml(clauses_path())
+    if not isinstance(doc, dict) or not all(isinstance(v, str) for v in doc.values()):
+        raise ScenarioError([f"{clauses_path()}: /: must map clause ids to their text"])
+    return {str(k): v for k, v in doc.items()}
+
+
 def _read_yaml(path: Path) -> Any:
     import yaml
 
@@ -73,7 +82,9 @@ def load_scenario(path: Path) -> Scenario:
     problems = [f"{path}: {_pointer(e.absolute_path)}: {_schema_message(e)}" for e in errors]
     if problems:
         raise ScenarioError(problems)
-    problems = [f"{path}: {where}: {what}" for where, what in semantic_problems(doc, path.stem)]
+    problems = [
+        f"{path}: {where}: {what}" for where, what in semantic_problems(doc, path.stem, clauses())
+    ]
     if problems:
         raise ScenarioError(problems)
     return _build(doc, path)
@@ -88,7 +99,8 @@ def _schema_message(error: Any) -> str:
 
 
 def scenario_paths(directory: Path | None = None) -> list[Path]:
-    return sorted((directory or scenarios_dir()).glob("*.yaml"))
+    found = (directory or scenarios_dir()).glob("*.yaml")
+    return sorted(p for p in found if p.name != CLAUSES_FILE)
 
 
 def load_all(directory: Path | None = None) -> list[Scenario]:
@@ -111,6 +123,7 @@ def _build(doc: dict[str, Any], path: Path) -> Scenario:
     return Scenario(
         id=doc["id"],
         title=doc["title"],
+        covers=tuple(doc["covers"]),
         description=doc.get("description", ""),
         path=path,
         world=World(

@@ -103,4 +103,5 @@ class Scenario:
     phases: tuple[Phase, ...]
     faults: tuple[Fault, ...]
     expect: Expect
+    covers: tuple[str, ...] = ()
     description: str = ""
