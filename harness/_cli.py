@@ -17,6 +17,16 @@ if TYPE_CHECKING:
     from harness.scenario import Scenario
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+# Kept in step with harness.runtime.guards.GUARDS by a test; listed here so the parser
+# does not import the runtime.
+GUARD_NAMES = (
+    "runtime-ownership",
+    "none",
+    "delegation-depth",
+    "tool-only",
+    "after-intent",
+    "id-equality",
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -45,6 +55,18 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="wall-clock limit per scenario (default: 10)",
     )
+    run.add_argument(
+        "--guard",
+        choices=GUARD_NAMES,
+        default=None,
+        metavar="NAME",
+        help="run under a caller-check variant (test-only unless runtime-ownership): "
+        + ", ".join(GUARD_NAMES),
+    )
+    mutants = sub.add_parser(
+        "mutants", help="run every scenario under every test-only guard variant"
+    )
+    mutants.add_argument("--json", action="store_true", help="print machine-readable results")
     return parser
 
 
@@ -67,6 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     if not scenarios:
         return _usage(f"no scenario files (*.yaml) in {directory or 'the default directory'}")
+    if args.command == "mutants":
+        return _mutants(args, scenarios)
     if args.command == "coverage":
         return _coverage(scenarios)
     if args.command == "list":
@@ -90,7 +114,7 @@ def _run(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
         return _usage("--backstop must be a positive number of seconds")
     results = []
     width = max(len(s.id) for s in chosen)
-    for result in run_scenarios(chosen, backstop=backstop):
+    for result in run_scenarios(chosen, backstop=backstop, guard=args.guard):
         results.append(result)
         if not args.json:
             status = result.status.upper()
@@ -110,6 +134,25 @@ def _run(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
         note = f" ({errors} of them errors)" if errors else ""
         print(f"{passed} passed, {len(results) - passed} failed{note}")
     return EXIT_OK if passed == len(results) else EXIT_FAILED
+
+
+def _mutants(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
+    from harness.run._mutants import mutant_matrix, render
+
+    def progress(done: int, total: int, variant: str, scenario: str, cell: str) -> None:
+        # stderr, so --json output stays clean; one line per cell keeps CI logs readable.
+        print(f"[{done}/{total}] {variant} x {scenario}: {cell}", file=sys.stderr, flush=True)
+
+    matrix = mutant_matrix(scenarios, progress=progress)
+    if args.json:
+        print(json.dumps(matrix.to_json(), indent=2, sort_keys=True))
+    else:
+        print("\n".join(render(matrix)))
+    survivors = matrix.survivors()
+    if survivors:
+        print(f"harness: no scenario kills {', '.join(survivors)}", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
 
 
 def _coverage(scenarios: list[Scenario]) -> int:

@@ -57,6 +57,12 @@ class ScenarioSnapshotExtension(SingleFileSnapshotExtension):
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("harness", "keyless-harness")
     group.addoption(
+        "--guard",
+        default=None,
+        metavar="NAME",
+        help="run scenarios under a caller-check variant (test-only unless runtime-ownership)",
+    )
+    group.addoption(
         "--harness-snapshots",
         metavar="DIR",
         default=None,
@@ -68,6 +74,20 @@ def pytest_configure(config: pytest.Config) -> None:
     option = config.getoption("--harness-snapshots")
     root = Path(option) if option else config.rootpath / "snapshots"
     ScenarioSnapshotExtension.snapshot_root = root.resolve()
+
+
+@pytest.fixture
+def harness_guard(request: pytest.FixtureRequest) -> str | None:
+    """The `--guard` variant, or None for each scenario's own (normally the decision)."""
+    name: str | None = request.config.getoption("--guard")
+    if name is not None:
+        from harness.runtime.guards import guard_named
+
+        try:
+            guard_named(name)
+        except ValueError as exc:
+            raise pytest.UsageError(f"--guard: {exc}") from None
+    return name
 
 
 @pytest.fixture

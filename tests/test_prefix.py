@@ -21,7 +21,7 @@ def child_requests(guarded: bool) -> list[CapturedRequest]:
         # unguarded run completes instead of hanging.
         answers = {"cuda-fallback": Answer("cuda-fallback", ("Yes",))}
         scenario = dataclasses.replace(scenario, world=World(answerer="scripted", answers=answers))
-    observation = observe_scenario(scenario, guarded=guarded)
+    observation = observe_scenario(scenario, guard=None if guarded else "none")
     assert observation.outcome == "completed"
     assert observation.answerer_calls == (0 if guarded else 1)
     return [r for r in observation.requests if r.agent == "child"]

@@ -9,10 +9,11 @@ from harness.run import run_scenario
 from harness.scenario import Scenario
 
 
-def test_expectations(scenario: Scenario) -> None:
-    result = run_scenario(scenario)
+def test_expectations(scenario: Scenario, harness_guard: str | None) -> None:
+    result = run_scenario(scenario, guard=harness_guard)
     assert result.status == "pass", "\n".join(result.mismatches)
 
 
-def test_snapshot(scenario: Scenario, scenario_snapshot: Any) -> None:
-    assert run_scenario(scenario).observation.snapshot() == scenario_snapshot
+def test_snapshot(scenario: Scenario, scenario_snapshot: Any, harness_guard: str | None) -> None:
+    observation = run_scenario(scenario, guard=harness_guard).observation
+    assert observation.snapshot() == scenario_snapshot

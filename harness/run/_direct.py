@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from harness.runtime.guards import Guard
 from harness.runtime.questions import (
     AbortSignal,
     AskUserQuestionRequest,
@@ -31,7 +32,9 @@ class DirectResult:
         return {"seq": self.seq, "caller": self.caller, "text": self.text, "error": self.error}
 
 
-async def run_direct(ask: DirectAsk, *, registry: bool, answerer: Any, seq: int) -> DirectResult:
+async def run_direct(
+    ask: DirectAsk, *, registry: bool, answerer: Any, guard: Guard, seq: int
+) -> DirectResult:
     agents = AgentRegistry() if registry else None
     objects: dict[str, Agent] = {}
     previous: dict[str, Agent] = {}
@@ -61,7 +64,7 @@ async def run_direct(ask: DirectAsk, *, registry: bool, answerer: Any, seq: int)
         questions=ask.questions, agent=caller, signal=AbortSignal(aborted=ask.aborted)
     )
     try:
-        answers = await UserQuestionService(agents, answerer).ask(request)
+        answers = await UserQuestionService(agents, answerer, guard=guard).ask(request)
     except UserQuestionError as exc:
         return DirectResult(
             seq, ask.caller, f"Error: {exc.message}", {"name": exc.name, "code": exc.code}

@@ -63,24 +63,26 @@ def frozen_time() -> Iterator[None]:
             _frozen -= 1
 
 
-def run_scenario(scenario: Scenario, *, backstop: float = DEFAULT_BACKSTOP) -> Result:
-    return judge(scenario, observe_scenario(scenario, backstop=backstop))
+def run_scenario(
+    scenario: Scenario, *, backstop: float = DEFAULT_BACKSTOP, guard: str | None = None
+) -> Result:
+    return judge(scenario, observe_scenario(scenario, backstop=backstop, guard=guard))
 
 
 def run_scenarios(
-    scenarios: Iterable[Scenario], *, backstop: float = DEFAULT_BACKSTOP
+    scenarios: Iterable[Scenario], *, backstop: float = DEFAULT_BACKSTOP, guard: str | None = None
 ) -> Iterator[Result]:
     with frozen_time():
         for scenario in scenarios:
-            yield run_scenario(scenario, backstop=backstop)
+            yield run_scenario(scenario, backstop=backstop, guard=guard)
 
 
 def observe_scenario(
-    scenario: Scenario, *, backstop: float = DEFAULT_BACKSTOP, guarded: bool = True
+    scenario: Scenario, *, backstop: float = DEFAULT_BACKSTOP, guard: str | None = None
 ) -> Observation:
-    """Run one scenario. `guarded=False` (test-only) runs the service without the guard."""
+    """Run one scenario under `guard` (default: the scenario's own, normally the decision)."""
     with frozen_time(), tempfile.TemporaryDirectory(prefix="harness-") as tmp:
-        world = World.build(scenario, Path(tmp), guarded=guarded)
+        world = World.build(scenario, Path(tmp), guard=guard)
         outcome, error = asyncio.run(_run_phases(world, backstop))
         return observe(world, outcome, error)
 
@@ -97,6 +99,7 @@ async def _run_phases(world: World, backstop: float) -> tuple[str, str | None]:
                                 phase.ask,
                                 registry=world.scenario.world.registry,
                                 answerer=world.answerer,
+                                guard=world.guard,
                                 seq=world.store.next_seq(),
                             )
                         )

@@ -17,6 +17,7 @@ from harness.fake import BASE_URL, ScriptedLLM
 from harness.run._direct import DirectResult
 from harness.runtime.core import Runtime
 from harness.runtime.faults import Faults
+from harness.runtime.guards import RUNTIME_OWNERSHIP, Guard, guard_named
 from harness.runtime.llm import ChatClient
 from harness.runtime.questions import UserQuestionService
 from harness.runtime.registry import Agent, AgentRegistry
@@ -63,18 +64,18 @@ class World:
     answerer: AnyAnswerer | None
     store: SessionStore
     faults: ScenarioFaults
-    guarded: bool = True
+    guard: Guard = RUNTIME_OWNERSHIP
     direct: list[DirectResult] = field(default_factory=list)
 
     @classmethod
-    def build(cls, scenario: Scenario, store_dir: Path, *, guarded: bool = True) -> World:
+    def build(cls, scenario: Scenario, store_dir: Path, *, guard: str | None = None) -> World:
         return cls(
             scenario=scenario,
             llm=ScriptedLLM({name: a.script for name, a in scenario.agents.items()}),
             answerer=make_answerer(scenario),
             store=SessionStore(store_dir),
             faults=ScenarioFaults(scenario),
-            guarded=guarded,
+            guard=guard_named(guard or scenario.guard),
         )
 
     def runtime(self, http: httpx.AsyncClient) -> Runtime:
@@ -84,7 +85,7 @@ class World:
             chat=ChatClient(http, base_url=BASE_URL),
             store=self.store,
             agents=agents,
-            questions=UserQuestionService(agents, self.answerer, guarded=self.guarded),
+            questions=UserQuestionService(agents, self.answerer, guard=self.guard),
             faults=self.faults,
             plan_mode=[name for name, a in self.scenario.agents.items() if a.plan_mode],
         )

@@ -9,9 +9,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from harness.runtime.registry import Agent, AgentRegistry
+
+if TYPE_CHECKING:
+    from harness.runtime.guards import Guard
 
 ASK_ABORTED = "ASK_ABORTED"
 EMPTY_QUESTIONS = "EMPTY_QUESTIONS"
@@ -119,8 +122,9 @@ class Answerer(Protocol):
 class UserQuestionService:
     agents: AgentRegistry | None
     provider: Answerer | None = None
-    # Test-only: False reproduces the behaviour before the fix, to compare against it.
-    guarded: bool = True
+    # Test-only seam: which caller check runs, and where (see guards.py). None means the
+    # decision, runtime-ownership.
+    guard: Guard | None = None
 
     def register(self, provider: Answerer) -> Callable[[], None]:
         if self.provider is not None:
@@ -138,11 +142,19 @@ class UserQuestionService:
             raise UserQuestionError(ASK_ABORTED)
         if not request.questions:
             raise UserQuestionError(EMPTY_QUESTIONS)
+        guard = self.guard
+        agent = request.agent
         # Before intent validation and dispatch, so an owned child never creates a UI wait.
-        if self.guarded and request.agent is not None:
-            check_caller(self.agents, request.agent)
+        if agent is not None:
+            if guard is None:
+                check_caller(self.agents, agent)
+            elif guard.check is not None and guard.position == "before-intent":
+                guard.check(self.agents, agent)
         for question in request.questions:
             check_intent(question)
+        if agent is not None and guard is not None and guard.position == "after-intent":
+            assert guard.check is not None
+            guard.check(self.agents, agent)
         if self.provider is None:
             raise UserQuestionError(NO_PROVIDER)
         return await self.provider.answer(request)

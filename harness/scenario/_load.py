@@ -124,6 +124,7 @@ def _build(doc: dict[str, Any], path: Path) -> Scenario:
         id=doc["id"],
         title=doc["title"],
         covers=tuple(doc["covers"]),
+        guard=doc.get("guard", "runtime-ownership"),
         description=doc.get("description", ""),
         path=path,
         world=World(

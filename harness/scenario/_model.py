@@ -104,4 +104,5 @@ class Scenario:
     faults: tuple[Fault, ...]
     expect: Expect
     covers: tuple[str, ...] = ()
+    guard: str = "runtime-ownership"
     description: str = ""

@@ -66,7 +66,11 @@ class AskUserQuestionTool:
             agent=ctx.runtime.faults.caller(ctx.agent, NAME),
             signal=ctx.signal,
         )
+        guard = ctx.runtime.questions.guard
         try:
+            if guard is not None and guard.position == "tool" and request.agent is not None:
+                assert guard.check is not None
+                guard.check(ctx.runtime.questions.agents, request.agent)
             answers = await ctx.runtime.questions.ask(request)
         except UserQuestionError as exc:
             return ToolResult.failed(exc.name, exc.code, exc.message)

@@ -1,0 +1,84 @@
+"""The mutant matrix: every scenario under every test-only guard variant. A variant that
+no scenario kills is a rejected alternative the suite could not tell from the decision."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.run._runner import DEFAULT_BACKSTOP, Result, frozen_time, run_scenario
+from harness.runtime.guards import GUARDS, RUNTIME_OWNERSHIP
+from harness.scenario import Scenario
+
+KILLED, SURVIVED, HANG = "killed", "survived", "hang"
+
+
+def verdict(result: Result) -> str:
+    if result.status == "pass":
+        return SURVIVED
+    error = result.observation.error or ""
+    return HANG if error.startswith("backstop") else KILLED
+
+
+@dataclass
+class Matrix:
+    variants: list[str]
+    scenarios: list[str]
+    cells: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    def survivors(self) -> list[str]:
+        """Variants that survived every scenario."""
+        return [
+            v for v in self.variants if all(self.cells[v, s] == SURVIVED for s in self.scenarios)
+        ]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "variants": {
+                v: {
+                    kind: [s for s in self.scenarios if self.cells[v, s] == kind]
+                    for kind in (KILLED, HANG, SURVIVED)
+                }
+                for v in self.variants
+            },
+            "survivors": self.survivors(),
+        }
+
+
+def mutant_matrix(
+    scenarios: Sequence[Scenario],
+    *,
+    backstop: float = DEFAULT_BACKSTOP,
+    progress: Callable[[int, int, str, str, str], None] | None = None,
+) -> Matrix:
+    variants = [name for name in GUARDS if name != RUNTIME_OWNERSHIP.name]
+    matrix = Matrix(variants, [s.id for s in scenarios])
+    total, done = len(variants) * len(scenarios), 0
+    with frozen_time():
+        for variant in variants:
+            for scenario in scenarios:
+                cell = verdict(run_scenario(scenario, backstop=backstop, guard=variant))
+                matrix.cells[variant, scenario.id] = cell
+                done += 1
+                if progress is not None:
+                    progress(done, total, variant, scenario.id, cell)
+    return matrix
+
+
+def render(matrix: Matrix) -> list[str]:
+    """Scenarios down, variants across, one mark per cell: K killed, . survived, H hang."""
+    marks = {KILLED: "K", SURVIVED: ".", HANG: "H"}
+    width = max(len(s) for s in matrix.scenarios)
+    header = " " * width + "  " + "  ".join(f"{i + 1:>2}" for i in range(len(matrix.variants)))
+    lines = [header]
+    for s in matrix.scenarios:
+        row = "  ".join(f"{marks[matrix.cells[v, s]]:>2}" for v in matrix.variants)
+        lines.append(f"{s:<{width}}  {row}")
+    lines.append("")
+    for i, v in enumerate(matrix.variants):
+        killers = [s for s in matrix.scenarios if matrix.cells[v, s] != SURVIVED]
+        verdict_text = f"killed by {len(killers)}" if killers else "SURVIVED every scenario"
+        lines.append(f"{i + 1:>2} {v:<17} {GUARDS[v].description}: {verdict_text}")
+    lines.append("K killed  H hang  . survived")
+    return lines

@@ -1,0 +1,48 @@
+"""Every test-only guard variant is killed by at least one scenario."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness._cli import GUARD_NAMES, main
+from harness.run._mutants import SURVIVED, mutant_matrix
+from harness.runtime.guards import GUARDS
+from harness.scenario import Scenario
+from tests.conftest import SCENARIOS
+
+# The scenario that exists to catch each rejected alternative.
+KILLERS = {
+    "none": "zero-depth-live-child",
+    "delegation-depth": "resumed-depth-one-root",
+    "tool-only": "plan-mode-child-refused",
+    "after-intent": "intent-checked-after-ownership",
+    "id-equality": "stale-same-id-object",
+}
+
+
+def test_cli_guard_names_match_the_runtime() -> None:
+    assert list(GUARD_NAMES) == list(GUARDS)
+
+
+def test_every_variant_is_killed_by_its_scenario() -> None:
+    scenarios: list[Scenario] = [SCENARIOS[s] for s in sorted(set(KILLERS.values()))]
+    matrix = mutant_matrix(scenarios)
+    assert matrix.survivors() == []
+    for variant, killer in KILLERS.items():
+        assert matrix.cells[variant, killer] != SURVIVED, (variant, killer)
+
+
+def test_depth_variant_is_killed_both_ways() -> None:
+    # It blocks a resumed root and admits a zero-depth live child.
+    matrix = mutant_matrix(
+        [SCENARIOS["resumed-depth-one-root"], SCENARIOS["zero-depth-live-child"]]
+    )
+    assert matrix.cells["delegation-depth", "resumed-depth-one-root"] == "killed"
+    assert matrix.cells["delegation-depth", "zero-depth-live-child"] == "killed"
+
+
+def test_mutants_command_kills_everything(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["mutants"]) == 0
+    captured = capsys.readouterr()
+    assert "SURVIVED" not in captured.out
+    assert captured.err.count("\n") == len(KILLERS) * len(SCENARIOS)  # one progress line per cell
