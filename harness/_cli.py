@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from harness.scenario import Scenario
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_HANG = 0, 1, 2, 3
 # Kept in step with harness.runtime.guards.GUARDS by a test; listed here so the parser
 # does not import the runtime.
 GUARD_NAMES = (
@@ -126,6 +126,11 @@ def _run(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
             )
             for line in result.mismatches:
                 print(f"      {line}")
+            if result.observation.hang is not None and result.status != "pass":
+                from harness.run._detect import render_hang
+
+                for line in render_hang(result.observation.hang):
+                    print(f"      {line}")
     passed = sum(r.status == "pass" for r in results)
     if args.json:
         print(json.dumps({"scenarios": [r.to_json() for r in results]}, indent=2, sort_keys=True))
@@ -133,6 +138,8 @@ def _run(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
         errors = sum(r.status == "error" for r in results)
         note = f" ({errors} of them errors)" if errors else ""
         print(f"{passed} passed, {len(results) - passed} failed{note}")
+    if any(r.status != "pass" and r.observation.outcome == "hang" for r in results):
+        return EXIT_HANG
     return EXIT_OK if passed == len(results) else EXIT_FAILED
 
 

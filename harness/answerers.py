@@ -1,7 +1,9 @@
 """Test answerers: the human end of the user-questions service.
 
 - `ScriptedHuman` answers from the scenario, like a person at the keyboard.
-- `Tripwire` must never be reached; reaching it stops the run.
+- `Tripwire` must never be reached. Once reached it records the call and never answers,
+  as a UI that cannot show a child's question would: the deadlock detector then stops the
+  run at once and reports who waits on whom.
 - `Unreachable` accepts the question and never answers, like a UI that cannot show a
   child's question. It is what turns a missing guard into a hang.
 """
@@ -19,10 +21,6 @@ from harness.runtime.questions import Answer, AskUserQuestionRequest
 class AnswerCall:
     agent: str | None
     question_ids: tuple[str, ...]
-
-
-class TripwireReached(Exception):
-    """A refused caller got through to the human channel."""
 
 
 class UnscriptedQuestion(Exception):
@@ -45,10 +43,13 @@ class _Recording:
 @dataclass
 class ScriptedHuman(_Recording):
     answers: Mapping[str, Answer] = field(default_factory=dict)
+    delay: float = 0.0  # seconds before the human answers; a late answer is not a hang
     kind = "scripted"
 
     async def answer(self, request: AskUserQuestionRequest) -> Sequence[Answer]:
         self._record(request)
+        if self.delay:
+            await asyncio.sleep(self.delay)
         missing = [q.id for q in request.questions if q.id not in self.answers]
         if missing:
             raise UnscriptedQuestion(
@@ -63,12 +64,9 @@ class Tripwire(_Recording):
     kind = "tripwire"
 
     async def answer(self, request: AskUserQuestionRequest) -> Sequence[Answer]:
-        call = self._record(request)
-        who = f"agent {call.agent}" if call.agent else "an agentless call"
-        raise TripwireReached(
-            f"tripwire answerer reached by {who} asking {', '.join(call.question_ids)}; "
-            "the guard should have refused it before dispatch"
-        )
+        self._record(request)
+        await asyncio.Event().wait()  # the hang the guard exists to prevent
+        raise AssertionError("unreachable")
 
 
 @dataclass

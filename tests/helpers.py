@@ -57,7 +57,8 @@ def run_root(scripts: Mapping[str, Sequence[Turn]], *, max_turns: int = 32) -> R
 
         final, error = None, None
         try:
-            final = asyncio.run(go())
+            # Bounded: these runs have no deadlock detector, and the tripwire never answers.
+            final = asyncio.run(asyncio.wait_for(go(), 5))
         except Exception as exc:
             error = exc
         events = {sid: store.read(sid) for sid in store.ids()}

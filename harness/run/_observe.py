@@ -30,6 +30,7 @@ class Observation:
     sessions: dict[str, list[Event]]
     plan_mode: dict[str, bool] = field(default_factory=dict)
     direct: list[dict[str, Any]] = field(default_factory=list)
+    hang: dict[str, Any] | None = None
     requests: list[CapturedRequest] = field(default_factory=list)
     script_errors: list[str] = field(default_factory=list)
 
@@ -49,6 +50,8 @@ class Observation:
             out["error"] = self.error
         if self.script_errors:
             out["script_errors"] = list(self.script_errors)
+        if self.hang is not None:
+            out["hang"] = self.hang
         return out
 
     def snapshot(self) -> dict[str, Any]:
@@ -68,6 +71,8 @@ class Observation:
             doc["script_errors"] = self.script_errors
         if self.direct:
             doc["direct"] = self.direct
+        if self.hang is not None:
+            doc["hang"] = self.hang
         prefix = model_prefix(self.requests)
         if prefix:
             doc["model_prefix"] = prefix
@@ -147,6 +152,7 @@ def observe(world: World, outcome: str, error: str | None) -> Observation:
         script_errors=script_errors,
         direct=[r.to_json() for r in world.direct],
         requests=list(world.llm.requests),
+        hang=world.hang,
     )
 
 

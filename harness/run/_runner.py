@@ -10,11 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
+
+from harness.run._detect import DeadlockDetectingLoop, hang_report
 from harness.run._direct import run_direct
 from harness.run._observe import Observation, observe
 from harness.run._world import World
 from harness.runtime.errors import AgentRunError
-from harness.scenario import Scenario, TextMatch
+from harness.scenario import Phase, Scenario, TextMatch
 
 FROZEN_AT = "2026-01-01T00:00:00+00:00"
 DEFAULT_BACKSTOP = 10.0
@@ -83,40 +86,70 @@ def observe_scenario(
     """Run one scenario under `guard` (default: the scenario's own, normally the decision)."""
     with frozen_time(), tempfile.TemporaryDirectory(prefix="harness-") as tmp:
         world = World.build(scenario, Path(tmp), guard=guard)
-        outcome, error = asyncio.run(_run_phases(world, backstop))
+        with asyncio.Runner(loop_factory=DeadlockDetectingLoop) as runner:
+            outcome, error = runner.run(_run_phases(world, backstop))
         return observe(world, outcome, error)
 
 
 async def _run_phases(world: World, backstop: float) -> tuple[str, str | None]:
-    async with world.http() as http:
-        try:
-            async with asyncio.timeout(backstop):
-                for phase in world.scenario.phases:
-                    runtime = world.runtime(http)
-                    if phase.ask is not None:
-                        world.direct.append(
-                            await run_direct(
-                                phase.ask,
-                                registry=world.scenario.world.registry,
-                                answerer=world.answerer,
-                                guard=world.guard,
-                                seq=world.store.next_seq(),
-                            )
-                        )
-                    elif phase.kind == "start":
-                        await runtime.start(str(phase.agent), phase.prompt)
-                    else:
-                        await runtime.resume(str(phase.agent), phase.prompt)
-        except TimeoutError:
-            return "error", (
-                f"backstop: the scenario was still running after {backstop:g} s; something "
-                "waits for an event that never comes"
-            )
-        except AgentRunError as exc:
-            return "error", str(exc)
-        except Exception as exc:  # the runtime itself broke: report it, never a traceback
-            return "error", f"{type(exc).__name__}: {exc}"
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    stopped_by: list[str] = []
+
+    def stop(reason: str) -> None:
+        stopped_by.append(reason)
+        task.cancel()
+
+    def on_deadlock() -> None:
+        # Read the graph now, before cancellation unwinds the waits it describes.
+        world.hang = hang_report(world.waits)
+        stop("hang")
+
+    backstop_handle = loop.call_later(backstop, stop, "backstop")
+    if isinstance(loop, DeadlockDetectingLoop):
+        loop.ignored.add(backstop_handle)
+        loop.on_deadlock = on_deadlock
+    try:
+        async with world.http() as http:
+            for phase in world.scenario.phases:
+                await _run_phase(world, phase, http)
+    except asyncio.CancelledError:
+        if not stopped_by:
+            raise
+        if stopped_by[0] == "hang":
+            chains = world.hang["graph"] + world.hang["cycles"] if world.hang else []
+            return "hang", "hang: nothing can run; " + ("; ".join(chains) or "no recorded waits")
+        return "error", (
+            f"backstop: the scenario was still running after {backstop:g} s; something "
+            "waits for an event the deadlock detector cannot see"
+        )
+    except AgentRunError as exc:
+        return "error", str(exc)
+    except Exception as exc:  # the runtime itself broke: report it, never a traceback
+        return "error", f"{type(exc).__name__}: {exc}"
+    finally:
+        backstop_handle.cancel()
     return "completed", None
+
+
+async def _run_phase(world: World, phase: Phase, http: httpx.AsyncClient) -> None:
+    if phase.ask is not None:
+        world.direct.append(
+            await run_direct(
+                phase.ask,
+                registry=world.scenario.world.registry,
+                answerer=world.answerer,
+                guard=world.guard,
+                seq=world.store.next_seq(),
+            )
+        )
+        return
+    runtime = world.runtime(http)
+    if phase.kind == "start":
+        await runtime.start(str(phase.agent), phase.prompt)
+    else:
+        await runtime.resume(str(phase.agent), phase.prompt)
 
 
 def judge(scenario: Scenario, obs: Observation) -> Result:

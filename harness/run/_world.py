@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -22,6 +23,7 @@ from harness.runtime.llm import ChatClient
 from harness.runtime.questions import UserQuestionService
 from harness.runtime.registry import Agent, AgentRegistry
 from harness.runtime.sessions import SessionHeader, SessionStore
+from harness.runtime.waits import WaitGraph
 from harness.scenario import Scenario
 
 AnyAnswerer = ScriptedHuman | Tripwire | Unreachable
@@ -49,7 +51,9 @@ class ScenarioFaults(Faults):
 def make_answerer(scenario: Scenario) -> AnyAnswerer | None:
     kind = scenario.world.answerer
     if kind == "scripted":
-        return ScriptedHuman(answers=scenario.world.answers)
+        return ScriptedHuman(
+            answers=scenario.world.answers, delay=scenario.world.answer_delay_ms / 1000
+        )
     if kind == "tripwire":
         return Tripwire()
     if kind == "unreachable":
@@ -66,6 +70,8 @@ class World:
     faults: ScenarioFaults
     guard: Guard = RUNTIME_OWNERSHIP
     direct: list[DirectResult] = field(default_factory=list)
+    waits: WaitGraph = field(default_factory=WaitGraph)
+    hang: dict[str, Any] | None = None
 
     @classmethod
     def build(cls, scenario: Scenario, store_dir: Path, *, guard: str | None = None) -> World:
@@ -87,6 +93,7 @@ class World:
             agents=agents,
             questions=UserQuestionService(agents, self.answerer, guard=self.guard),
             faults=self.faults,
+            waits=self.waits,
             plan_mode=[name for name, a in self.scenario.agents.items() if a.plan_mode],
         )
 

@@ -14,6 +14,7 @@ from harness.runtime.registry import Agent, AgentRegistry
 from harness.runtime.sessions import SessionHeader, SessionStore
 from harness.runtime.tools import Tool, default_tools
 from harness.runtime.tools.exit_plan_mode import plan_mode_logged, set_plan_mode
+from harness.runtime.waits import WaitGraph
 
 
 def _stay_registered() -> None:
@@ -32,6 +33,7 @@ class Runtime:
         faults: Faults = NO_FAULTS,
         max_turns: int = 32,
         plan_mode: Collection[str] = (),
+        waits: WaitGraph | None = None,
     ) -> None:
         self.chat = chat
         self.store = store
@@ -44,6 +46,7 @@ class Runtime:
         self.max_turns = max_turns
         # Sessions that start in plan mode; a resumed session keeps what its log says.
         self.plan_mode = frozenset(plan_mode)
+        self.waits = waits if waits is not None else WaitGraph()
 
     async def start(self, session_id: str, prompt: str) -> str | None:
         """Start a top-level runtime root in a new session."""
@@ -59,7 +62,9 @@ class Runtime:
         session.append({"type": "session/resumed", "owner": owner.id if owner else None})
         return await self._run(Agent(session_id, session), owner, prompt)
 
-    async def delegate(self, parent: Agent, name: str, prompt: str) -> str | None:
+    async def delegate(
+        self, parent: Agent, name: str, prompt: str, call_id: str = "?"
+    ) -> str | None:
         """One-shot delegation: the child lives inside the parent's scope, so the parent owns
         it until the child's run ends."""
         assert parent.session is not None
@@ -71,7 +76,8 @@ class Runtime:
             delegation_depth=(lineage.delegation_depth or 0) + 1,
         )
         session = self.store.create(self.faults.header(header))
-        return await self._run(Agent(name, session), parent, prompt)
+        with self.waits.awaiting(parent.id, f"subagent call {call_id}", name):
+            return await self._run(Agent(name, session), parent, prompt)
 
     async def _run(self, agent: Agent, owner: Agent | None, prompt: str) -> str | None:
         assert agent.session is not None
@@ -81,6 +87,8 @@ class Runtime:
         elif agent.id in self.plan_mode:
             set_plan_mode(agent, True)
         detach = self.agents.enter(agent, owner) if self.agents is not None else _stay_registered
+        role = f"owned by {owner.id}" if owner is not None else "root"
+        self.waits.labels[agent.id] = f"{agent.id} ({role})"
         try:
             return await run_agent(self, agent, prompt)
         finally:

@@ -40,7 +40,7 @@ async def run_agent(rt: Runtime, agent: Agent, prompt: str) -> str | None:
         *session.messages(),
     ]
     final: str | None = None
-    for _ in range(rt.max_turns):
+    for turn in range(1, rt.max_turns + 1):
         try:
             reply = await rt.chat.complete(agent=agent.id, messages=messages, tools=rt.schemas)
         except ChatError as exc:
@@ -56,6 +56,7 @@ async def run_agent(rt: Runtime, agent: Agent, prompt: str) -> str | None:
         if not reply.tool_calls:
             return final
         for call in reply.tool_calls:
+            rt.waits.positions[agent.id] = f"turn {turn}, tool call {call.id} ({call.name})"
             result = await execute(rt, agent, call)
             event = session.append(result_event(call, result))
             messages.extend(to_messages([event]))

@@ -130,6 +130,7 @@ def _build(doc: dict[str, Any], path: Path) -> Scenario:
         world=World(
             registry=world.get("registry", "present") == "present",
             answerer=world.get("answerer", "tripwire"),
+            answer_delay_ms=world.get("answer_delay_ms", 0),
             answers={
                 qid: Answer(qid, tuple(a["selected"]), a.get("custom"))
                 for qid, a in world.get("answers", {}).items()

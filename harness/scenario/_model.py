@@ -15,6 +15,7 @@ class World:
     registry: bool = True
     answerer: str = "tripwire"  # tripwire | scripted | unreachable | none
     answers: dict[str, Answer] = field(default_factory=dict)
+    answer_delay_ms: int = 0
 
 
 @dataclass(frozen=True)

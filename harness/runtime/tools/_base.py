@@ -4,8 +4,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from harness.runtime.core import Runtime
-    from harness.runtime.questions import AbortSignal
+    from harness.runtime.questions import AbortSignal, Answer, AskUserQuestionRequest
     from harness.runtime.registry import Agent
 
 
@@ -53,6 +55,20 @@ class Tool(Protocol):
     def schema(self) -> dict[str, Any]: ...
 
     async def run(self, ctx: ToolContext, args: dict[str, Any]) -> ToolResult: ...
+
+
+async def ask_user(ctx: ToolContext, request: AskUserQuestionRequest) -> Sequence[Answer]:
+    """Ask through ctx.userQuestions, recording the wait so a deadlock can name it."""
+    questions = ctx.runtime.questions
+    provider = questions.provider
+    target = (
+        f"{getattr(provider, 'kind', type(provider).__name__)} answerer"
+        if provider
+        else "no answerer"
+    )
+    ids = ", ".join(f'"{q.id}"' for q in request.questions)
+    with ctx.runtime.waits.awaiting(ctx.agent.id, f"answer to {ids}", target):
+        return await questions.ask(request)
 
 
 def function_schema(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:

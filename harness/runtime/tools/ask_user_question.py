@@ -13,6 +13,7 @@ from harness.runtime.tools._base import (
     ToolArgumentError,
     ToolContext,
     ToolResult,
+    ask_user,
     function_schema,
     require_str,
 )
@@ -71,7 +72,7 @@ class AskUserQuestionTool:
             if guard is not None and guard.position == "tool" and request.agent is not None:
                 assert guard.check is not None
                 guard.check(ctx.runtime.questions.agents, request.agent)
-            answers = await ctx.runtime.questions.ask(request)
+            answers = await ask_user(ctx, request)
         except UserQuestionError as exc:
             return ToolResult.failed(exc.name, exc.code, exc.message)
         return ToolResult(answers_text(answers))

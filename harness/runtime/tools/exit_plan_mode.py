@@ -18,6 +18,7 @@ from harness.runtime.tools._base import (
     ToolArgumentError,
     ToolContext,
     ToolResult,
+    ask_user,
     function_schema,
     require_str,
 )
@@ -83,7 +84,7 @@ class ExitPlanModeTool:
             signal=ctx.signal,
         )
         try:
-            answers = await ctx.runtime.questions.ask(request)
+            answers = await ask_user(ctx, request)
         except UserQuestionError as exc:
             # Passed through unchanged, so both consumers show the model the same text.
             return ToolResult.failed(exc.name, exc.code, exc.message)

@@ -49,7 +49,7 @@ class SubagentTool:
                 "'_' or '-', starting with a letter or digit"
             )
         try:
-            handoff = await ctx.runtime.delegate(ctx.agent, child, prompt)
+            handoff = await ctx.runtime.delegate(ctx.agent, child, prompt, ctx.call_id)
         except SessionError as exc:
             return ToolResult.failed("SubagentError", "SESSION_EXISTS", str(exc))
         except AgentRunError as exc:

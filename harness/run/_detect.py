@@ -1,0 +1,87 @@
+"""Deadlock detection the moment nothing can run, in the spirit of Go's "all goroutines
+are asleep" and testing/synctest: no wall-clock timeout involved.
+
+A world runs on its own event loop. Before each iteration the loop checks whether any
+work could ever happen again: a ready callback, a pending timer (other than the
+backstop's), or a file descriptor being watched (other than the loop's own wake-up
+pipe). If none, every remaining task is waiting on something only the program itself
+could provide, and it never will. Work done in other threads is invisible here; the
+wall-clock backstop exists for that (executor jobs started through the loop are counted as
+work in flight).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from harness.runtime.waits import WaitGraph
+
+
+class DeadlockDetectingLoop(asyncio.SelectorEventLoop):
+    def __init__(self) -> None:
+        super().__init__()
+        self.on_deadlock: Callable[[], None] | None = None
+        self.ignored: set[asyncio.TimerHandle] = set()
+        self._in_threads = 0  # executor jobs still running: their result will wake us
+
+    def run_in_executor(  # type: ignore[override]
+        self, executor: Any, func: Any, *args: Any
+    ) -> asyncio.Future[Any]:
+        future = super().run_in_executor(executor, func, *args)
+        self._in_threads += 1
+
+        def done(_: object) -> None:
+            self._in_threads -= 1
+
+        future.add_done_callback(done)
+        return future
+
+    def _nothing_can_run(self) -> bool:
+        # CPython's BaseEventLoop state; stable across 3.11-3.13, and checked by the tests.
+        loop: Any = self
+        if loop._ready or loop._stopping or self._in_threads:
+            return False
+        if any(not h.cancelled() and h not in self.ignored for h in loop._scheduled):
+            return False
+        return len(loop._selector.get_map()) <= 1  # only the self-pipe
+
+    def _run_once(self) -> None:
+        if self.on_deadlock is not None and self._nothing_can_run():
+            callback, self.on_deadlock = self.on_deadlock, None
+            callback()
+        super()._run_once()  # type: ignore[misc]
+
+
+def hang_report(waits: WaitGraph) -> dict[str, Any]:
+    """The wait-for graph as chains from each waiter nobody waits on, plus any cycle."""
+    edges = {w.waiter: w for w in waits.waits()}
+    targets = {w.target for w in edges.values()}
+    chains, cycles = [], []
+    starts = [n for n in edges if n not in targets] or list(edges)[:1]
+    for start in starts:
+        node, seen, parts = start, [start], [waits.label(start)]
+        while node in edges:
+            wait = edges[node]
+            parts.append(f"--awaits {wait.what}--> {waits.label(wait.target)}")
+            node = wait.target
+            if node in seen:
+                cycles.append(" ".join(parts) + " (cycle)")
+                break
+            seen.append(node)
+        else:
+            chains.append(" ".join(parts))
+    return {
+        "graph": chains,
+        "cycles": cycles,
+        "stopped": {a: waits.positions[a] for a in sorted(waits.positions) if a in edges},
+    }
+
+
+def render_hang(report: dict[str, Any]) -> list[str]:
+    lines = ["wait-for graph:"]
+    lines += [f"  {chain}" for chain in report["graph"] + report["cycles"]]
+    lines.append("where each agent stopped:")
+    lines += [f"  {agent}: {where}" for agent, where in report["stopped"].items()]
+    return lines

@@ -1,0 +1,117 @@
+"""The deadlock detector: it fires the moment nothing can run, and only then."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import threading
+import time
+from collections.abc import Sequence
+
+from harness.answerers import ScriptedHuman
+from harness.fake import Turn
+from harness.run import run_scenario
+from harness.run._detect import DeadlockDetectingLoop, hang_report
+from harness.runtime.questions import Answer, AskUserQuestionRequest
+from harness.runtime.waits import WaitGraph
+from harness.scenario import AgentSpec, World
+from tests.conftest import SCENARIOS
+
+CHAIN = (
+    "parent (root) --awaits subagent call call_1--> child (owned by parent) --awaits answer to "
+    '"cuda-fallback"--> unreachable answerer'
+)
+
+
+def test_unreachable_answerer_is_a_hang_reported_at_once_with_its_graph() -> None:
+    started = time.monotonic()
+    result = run_scenario(SCENARIOS["hang-before-the-fix"], backstop=30)
+    assert time.monotonic() - started < 2  # the detector, not the 30 s backstop
+    observation = result.observation
+    assert (observation.outcome, result.status) == ("hang", "pass")
+    assert observation.hang == {
+        "graph": [CHAIN],
+        "cycles": [],
+        "stopped": {
+            "child": "turn 1, tool call call_2 (ask_user_question)",
+            "parent": "turn 1, tool call call_1 (subagent)",
+        },
+    }
+    assert observation.error == f"hang: nothing can run; {CHAIN}"
+
+
+def test_a_true_cycle_is_detected_on_the_loop_and_reported() -> None:
+    fired: list[bool] = []
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        assert isinstance(loop, DeadlockDetectingLoop)
+        a_done, b_done = asyncio.Event(), asyncio.Event()
+
+        async def a() -> None:
+            await b_done.wait()
+            a_done.set()
+
+        async def b() -> None:
+            await a_done.wait()
+            b_done.set()
+
+        task = asyncio.current_task()
+        assert task is not None
+        loop.on_deadlock = lambda: (fired.append(True), task.cancel())
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.gather(a(), b())
+
+    with asyncio.Runner(loop_factory=DeadlockDetectingLoop) as runner:
+        runner.run(main())
+    assert fired == [True]
+
+    graph = WaitGraph()
+    with graph.awaiting("a", "b's result", "b"), graph.awaiting("b", "a's result", "a"):
+        report = hang_report(graph)
+    assert report["cycles"] == ["a --awaits b's result--> b --awaits a's result--> a (cycle)"]
+
+
+def test_an_answer_that_arrives_later_is_not_a_hang() -> None:
+    scenario = SCENARIOS["resumed-depth-one-root"]
+    late = dataclasses.replace(
+        scenario, world=dataclasses.replace(scenario.world, answer_delay_ms=50)
+    )
+    result = run_scenario(late)
+    assert result.observation.outcome == "completed" and result.status == "pass"
+
+
+def test_a_long_progressing_run_is_not_a_hang() -> None:
+    scenario = SCENARIOS["root-no-answerer"]
+    busy = [Turn.tool("nope", {})] * 25 + [Turn.text("LEAD_COMPLETED")]
+    long_run = dataclasses.replace(
+        scenario,
+        agents={"lead": AgentSpec("lead", tuple(busy))},
+        expect=dataclasses.replace(scenario.expect, tool_errors=()),
+    )
+    observation = run_scenario(long_run).observation
+    assert observation.outcome == "completed"
+    assert [e["code"] for e in observation.tool_errors] == ["UNKNOWN_TOOL"] * 25
+
+
+class ThreadedHuman(ScriptedHuman):
+    """Answers from another thread: a wait the loop cannot see into."""
+
+    release = threading.Event()
+
+    async def answer(self, request: AskUserQuestionRequest) -> Sequence[Answer]:
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, self.release.wait, 5)
+        return []
+
+
+def test_waits_in_threads_are_left_to_the_backstop(monkeypatch: object) -> None:
+    import harness.run._world as world_module
+
+    monkeypatch.setattr(world_module, "make_answerer", lambda s: ThreadedHuman())  # type: ignore[attr-defined]
+    scenario = dataclasses.replace(SCENARIOS["live-root-answered"], world=World("scripted"))
+    threading.Timer(0.6, ThreadedHuman.release.set).start()
+    result = run_scenario(scenario, backstop=0.3)
+    assert result.observation.outcome == "error"
+    assert (result.observation.error or "").startswith("backstop: the scenario was still running")
