@@ -63,6 +63,17 @@ def _parser() -> argparse.ArgumentParser:
         help="run under a caller-check variant (test-only unless runtime-ownership): "
         + ", ".join(GUARD_NAMES),
     )
+    repro = sub.add_parser(
+        "repro", help="print one scenario's transcript up to where it stopped, then any hang"
+    )
+    repro.add_argument("scenario_id", metavar="SCENARIO_ID")
+    repro.add_argument(
+        "--guard",
+        choices=GUARD_NAMES,
+        default=None,
+        metavar="NAME",
+        help="caller-check variant, e.g. none to see the hang before the fix",
+    )
     mutants = sub.add_parser(
         "mutants", help="run every scenario under every test-only guard variant"
     )
@@ -89,6 +100,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     if not scenarios:
         return _usage(f"no scenario files (*.yaml) in {directory or 'the default directory'}")
+    if args.command == "repro":
+        return _repro(args, scenarios)
     if args.command == "mutants":
         return _mutants(args, scenarios)
     if args.command == "coverage":
@@ -141,6 +154,21 @@ def _run(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
     if any(r.status != "pass" and r.observation.outcome == "hang" for r in results):
         return EXIT_HANG
     return EXIT_OK if passed == len(results) else EXIT_FAILED
+
+
+def _repro(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
+    from harness.run import observe_scenario
+    from harness.run._repro import transcript
+
+    by_id = {s.id: s for s in scenarios}
+    if args.scenario_id not in by_id:
+        return _usage(f"unknown scenario id: {args.scenario_id}; 'harness list' shows the ids")
+    scenario = by_id[args.scenario_id]
+    observation = observe_scenario(scenario, guard=args.guard)
+    print("\n".join(transcript(observation, args.guard or scenario.guard)))
+    if observation.outcome == "hang":
+        return EXIT_HANG
+    return EXIT_OK if observation.outcome == "completed" else EXIT_FAILED
 
 
 def _mutants(args: argparse.Namespace, scenarios: list[Scenario]) -> int:

@@ -9,6 +9,9 @@ import threading
 import time
 from collections.abc import Sequence
 
+import pytest
+
+from harness._cli import main
 from harness.answerers import ScriptedHuman
 from harness.fake import Turn
 from harness.run import run_scenario
@@ -115,3 +118,25 @@ def test_waits_in_threads_are_left_to_the_backstop(monkeypatch: object) -> None:
     result = run_scenario(scenario, backstop=0.3)
     assert result.observation.outcome == "error"
     assert (result.observation.error or "").startswith("backstop: the scenario was still running")
+
+
+def test_run_exits_3_on_an_unexpected_hang_and_prints_the_graph(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["run", "zero-depth-live-child", "--guard", "none"]) == 3
+    out = capsys.readouterr().out
+    assert "observed: hang, answerer=1" in out
+    assert CHAIN.replace("unreachable answerer", "tripwire answerer") in out
+    assert "child: turn 1, tool call call_2 (ask_user_question)" in out
+
+
+def test_repro_prints_the_transcript_then_the_graph(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["repro", "zero-depth-live-child", "--guard", "none"]) == 3
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "zero-depth-live-child under guard none"
+    assert "child   assistant calls ask_user_question(call_2)" in lines[6]
+    assert lines.index("outcome: hang") < lines.index("wait-for graph:")
+    assert main(["repro", "zero-depth-live-child"]) == 0
+    out = capsys.readouterr().out
+    assert "ask_user_question(call_2) -> [DELEGATED_CALLER] Error: human interaction" in out
+    assert out.splitlines()[-1] == "outcome: completed"

@@ -1,0 +1,52 @@
+"""`harness repro`: what happened, in order, up to where the run stopped, for a person."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.run._detect import render_hang
+from harness.run._observe import Observation
+
+
+def _clip(text: str | None, width: int = 110) -> str:
+    flat = " ".join((text or "").split())
+    return flat if len(flat) <= width else flat[: width - 3] + "..."
+
+
+def _describe(event: dict[str, Any]) -> str:
+    kind = event["type"]
+    if kind == "session/header":
+        depth = event.get("delegation_depth", "absent")
+        parent = f" of {event['parent_session']}" if event.get("parent_session") else ""
+        return f"session created: {event['origin']}{parent}, delegation_depth {depth}"
+    if kind == "session/resumed":
+        return f"session resumed, owner {event['owner'] or 'none (a runtime root)'}"
+    if kind == "message/user":
+        return f"user: {_clip(event['content'])}"
+    if kind == "message/assistant":
+        calls = [f"{c['name']}({c['id']}) {_clip(c['arguments'], 70)}" for c in event["tool_calls"]]
+        said = f"says {_clip(event['content'])!r}" if event.get("content") else ""
+        return "assistant " + "; ".join(filter(None, [said, *(f"calls {c}" for c in calls)]))
+    if kind == "tool/result":
+        code = f" [{event['error']['code']}]" if event.get("is_error") else ""
+        return f"{event['tool']}({event['call_id']}) ->{code} {_clip(event['content'])}"
+    if kind == "plan/mode":
+        return f"plan mode {'on' if event['active'] else 'off'}"
+    return f"{kind}: {_clip(event.get('message'))}"
+
+
+def transcript(observation: Observation, guard: str) -> list[str]:
+    events = sorted(
+        ((sid, e) for sid, evs in observation.sessions.items() for e in evs),
+        key=lambda p: p[1]["seq"],
+    )
+    width = max((len(sid) for sid, _ in events), default=0)
+    lines = [f"{observation.scenario_id} under guard {guard}"]
+    lines += [f"  #{e['seq']:<3} {sid:<{width}}  {_describe(e)}" for sid, e in events]
+    lines.append(
+        f"outcome: {observation.outcome}"
+        + (f" ({observation.error})" if observation.error and not observation.hang else "")
+    )
+    if observation.hang is not None:
+        lines += render_hang(observation.hang)
+    return lines
