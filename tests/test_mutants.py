@@ -32,6 +32,11 @@ def test_every_variant_is_killed_by_its_scenario() -> None:
         assert matrix.cells[variant, killer] != SURVIVED, (variant, killer)
 
 
+def test_a_tripped_tripwire_shows_as_a_hang_cell() -> None:
+    matrix = mutant_matrix([SCENARIOS["zero-depth-live-child"]])
+    assert matrix.cells["none", "zero-depth-live-child"] == "hang"
+
+
 def test_depth_variant_is_killed_both_ways() -> None:
     # It blocks a resumed root and admits a zero-depth live child.
     matrix = mutant_matrix(

@@ -17,8 +17,9 @@ KILLED, SURVIVED, HANG = "killed", "survived", "hang"
 def verdict(result: Result) -> str:
     if result.status == "pass":
         return SURVIVED
-    error = result.observation.error or ""
-    return HANG if error.startswith("backstop") else KILLED
+    observation = result.observation
+    backstop = (observation.error or "").startswith("backstop")
+    return HANG if observation.outcome == "hang" or backstop else KILLED
 
 
 @dataclass
