@@ -3,11 +3,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from harness.runtime.questions import AskUserQuestionRequest, UserQuestionError
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from harness.runtime.core import Runtime
-    from harness.runtime.questions import AbortSignal, Answer, AskUserQuestionRequest
+    from harness.runtime.questions import AbortSignal, Answer, Question
     from harness.runtime.registry import Agent
 
 
@@ -57,9 +59,31 @@ class Tool(Protocol):
     async def run(self, ctx: ToolContext, args: dict[str, Any]) -> ToolResult: ...
 
 
-async def ask_user(ctx: ToolContext, request: AskUserQuestionRequest) -> Sequence[Answer]:
-    """Ask through ctx.userQuestions, recording the wait so a deadlock can name it."""
+async def ask_user(
+    ctx: ToolContext, tool: str, questions: Sequence[Question]
+) -> Sequence[Answer] | ToolResult:
+    """The path both human-interaction consumers share: forward the caller and the call's
+    abort signal to ctx.userQuestions.ask(), recording the wait so a deadlock can name it.
+
+    A UserQuestionError comes back as the failed tool result, unchanged, so every consumer
+    shows the model the same text.
+    """
+    request = AskUserQuestionRequest(
+        questions=questions, agent=ctx.runtime.faults.caller(ctx.agent, tool), signal=ctx.signal
+    )
+    try:
+        return await _ask(ctx, tool, request)
+    except UserQuestionError as exc:
+        return ToolResult.failed(exc.name, exc.code, exc.message)
+
+
+async def _ask(ctx: ToolContext, tool: str, request: AskUserQuestionRequest) -> Sequence[Answer]:
     questions = ctx.runtime.questions
+    guard = questions.guard
+    # Test-only variant: the rejected alternative of refusing inside ask_user_question alone.
+    tool_only = guard is not None and guard.position == "tool" and tool == "ask_user_question"
+    if tool_only and guard is not None and guard.check is not None and request.agent is not None:
+        guard.check(questions.agents, request.agent)
     provider = questions.provider
     target = (
         f"{getattr(provider, 'kind', type(provider).__name__)} answerer"

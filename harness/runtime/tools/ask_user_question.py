@@ -3,10 +3,8 @@ from __future__ import annotations
 from typing import Any
 
 from harness.runtime.questions import (
-    AskUserQuestionRequest,
     Option,
     Question,
-    UserQuestionError,
     answers_text,
 )
 from harness.runtime.tools._base import (
@@ -61,20 +59,9 @@ class AskUserQuestionTool:
     schema = SCHEMA
 
     async def run(self, ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
-        questions = parse_questions(args)
-        request = AskUserQuestionRequest(
-            questions=questions,
-            agent=ctx.runtime.faults.caller(ctx.agent, NAME),
-            signal=ctx.signal,
-        )
-        guard = ctx.runtime.questions.guard
-        try:
-            if guard is not None and guard.position == "tool" and request.agent is not None:
-                assert guard.check is not None
-                guard.check(ctx.runtime.questions.agents, request.agent)
-            answers = await ask_user(ctx, request)
-        except UserQuestionError as exc:
-            return ToolResult.failed(exc.name, exc.code, exc.message)
+        answers = await ask_user(ctx, NAME, parse_questions(args))
+        if isinstance(answers, ToolResult):
+            return answers
         return ToolResult(answers_text(answers))
 
 

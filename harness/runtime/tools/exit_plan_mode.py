@@ -6,11 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from harness.runtime.questions import (
-    AskUserQuestionRequest,
     Intent,
     Option,
     Question,
-    UserQuestionError,
 )
 from harness.runtime.registry import Agent
 from harness.runtime.sessions import Event
@@ -78,16 +76,9 @@ class ExitPlanModeTool:
             return ToolResult.failed(
                 "PlanModeError", "NOT_IN_PLAN_MODE", "exit_plan_mode called outside plan mode"
             )
-        request = AskUserQuestionRequest(
-            questions=(plan_review(plan),),
-            agent=ctx.runtime.faults.caller(ctx.agent, NAME),
-            signal=ctx.signal,
-        )
-        try:
-            answers = await ask_user(ctx, request)
-        except UserQuestionError as exc:
-            # Passed through unchanged, so both consumers show the model the same text.
-            return ToolResult.failed(exc.name, exc.code, exc.message)
+        answers = await ask_user(ctx, NAME, (plan_review(plan),))
+        if isinstance(answers, ToolResult):
+            return answers  # a UserQuestionError, passed through unchanged
         answer = next((a for a in answers if a.id == "plan-review"), None)
         if answer is not None and APPROVE in answer.selected:
             set_plan_mode(ctx.agent, False)
