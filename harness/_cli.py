@@ -63,6 +63,17 @@ def _parser() -> argparse.ArgumentParser:
         help="run under a caller-check variant (test-only unless runtime-ownership): "
         + ", ".join(GUARD_NAMES),
     )
+    run.add_argument(
+        "--stream", action="store_true", help="stream replies as SSE chat.completion.chunk deltas"
+    )
+    run.add_argument(
+        "--chunk",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --stream: N characters per delta (default: each string whole; 1: one "
+        "character at a time)",
+    )
     repro = sub.add_parser(
         "repro", help="print one scenario's transcript up to where it stopped, then any hang"
     )
@@ -125,9 +136,14 @@ def _run(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
     backstop = args.backstop if args.backstop is not None else DEFAULT_BACKSTOP
     if backstop <= 0:
         return _usage("--backstop must be a positive number of seconds")
+    if args.chunk is not None and (args.chunk < 1 or not args.stream):
+        return _usage("--chunk takes a positive number of characters, together with --stream")
+    from harness.run import Wire
+
+    wire = Wire(stream=args.stream, chunk=args.chunk)
     results = []
     width = max(len(s.id) for s in chosen)
-    for result in run_scenarios(chosen, backstop=backstop, guard=args.guard):
+    for result in run_scenarios(chosen, backstop=backstop, guard=args.guard, wire=wire):
         results.append(result)
         if not args.json:
             status = result.status.upper()

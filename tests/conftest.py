@@ -2,14 +2,19 @@ from __future__ import annotations
 
 import pytest
 
+from harness.run import Wire
 from harness.scenario import Scenario, load_all
 
 SCENARIOS = {s.id: s for s in load_all()}
+# Every scenario runs over each wire and must give the same observation and snapshot.
+WIRES = [Wire(), Wire(stream=True), Wire(stream=True, chunk=7), Wire(stream=True, chunk=1)]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "scenario_id" in metafunc.fixturenames:
         metafunc.parametrize("scenario_id", sorted(SCENARIOS))
+    if "wire" in metafunc.fixturenames:
+        metafunc.parametrize("wire", WIRES, ids=[w.describe() for w in WIRES])
 
 
 @pytest.fixture

@@ -12,12 +12,14 @@ from harness.run._runner import (
     run_scenarios,
     summary,
 )
+from harness.run._world import Wire
 
 __all__ = [
     "DEFAULT_BACKSTOP",
     "FROZEN_AT",
     "Observation",
     "Result",
+    "Wire",
     "frozen_time",
     "judge",
     "observe_scenario",

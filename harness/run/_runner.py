@@ -15,7 +15,7 @@ import httpx
 from harness.run._detect import DeadlockDetectingLoop, hang_report
 from harness.run._direct import run_direct
 from harness.run._observe import Observation, observe
-from harness.run._world import World
+from harness.run._world import Wire, World
 from harness.runtime.errors import AgentRunError
 from harness.scenario import Phase, Scenario, TextMatch
 
@@ -67,25 +67,37 @@ def frozen_time() -> Iterator[None]:
 
 
 def run_scenario(
-    scenario: Scenario, *, backstop: float = DEFAULT_BACKSTOP, guard: str | None = None
+    scenario: Scenario,
+    *,
+    backstop: float = DEFAULT_BACKSTOP,
+    guard: str | None = None,
+    wire: Wire = Wire(),  # noqa: B008 - frozen
 ) -> Result:
-    return judge(scenario, observe_scenario(scenario, backstop=backstop, guard=guard))
+    return judge(scenario, observe_scenario(scenario, backstop=backstop, guard=guard, wire=wire))
 
 
 def run_scenarios(
-    scenarios: Iterable[Scenario], *, backstop: float = DEFAULT_BACKSTOP, guard: str | None = None
+    scenarios: Iterable[Scenario],
+    *,
+    backstop: float = DEFAULT_BACKSTOP,
+    guard: str | None = None,
+    wire: Wire = Wire(),  # noqa: B008 - frozen
 ) -> Iterator[Result]:
     with frozen_time():
         for scenario in scenarios:
-            yield run_scenario(scenario, backstop=backstop, guard=guard)
+            yield run_scenario(scenario, backstop=backstop, guard=guard, wire=wire)
 
 
 def observe_scenario(
-    scenario: Scenario, *, backstop: float = DEFAULT_BACKSTOP, guard: str | None = None
+    scenario: Scenario,
+    *,
+    backstop: float = DEFAULT_BACKSTOP,
+    guard: str | None = None,
+    wire: Wire = Wire(),  # noqa: B008 - frozen
 ) -> Observation:
     """Run one scenario under `guard` (default: the scenario's own, normally the decision)."""
     with frozen_time(), tempfile.TemporaryDirectory(prefix="harness-") as tmp:
-        world = World.build(scenario, Path(tmp), guard=guard)
+        world = World.build(scenario, Path(tmp), guard=guard, wire=wire)
         with asyncio.Runner(loop_factory=DeadlockDetectingLoop) as runner:
             outcome, error = runner.run(_run_phases(world, backstop))
         return observe(world, outcome, error)

@@ -29,6 +29,20 @@ from harness.scenario import Scenario
 AnyAnswerer = ScriptedHuman | Tripwire | Unreachable
 
 
+@dataclass(frozen=True)
+class Wire:
+    """How requests and replies travel: JSON, or SSE with deltas of `chunk` characters
+    (None: each text or argument string in one delta). Observations must not depend on it."""
+
+    stream: bool = False
+    chunk: int | None = None
+
+    def describe(self) -> str:
+        if not self.stream:
+            return "json"
+        return "sse" if self.chunk is None else f"sse-{self.chunk}"
+
+
 class ScenarioFaults(Faults):
     def __init__(self, scenario: Scenario) -> None:
         self._headers = {name: a.session for name, a in scenario.agents.items() if a.session}
@@ -69,26 +83,37 @@ class World:
     store: SessionStore
     faults: ScenarioFaults
     guard: Guard = RUNTIME_OWNERSHIP
+    wire: Wire = Wire()
     direct: list[DirectResult] = field(default_factory=list)
     waits: WaitGraph = field(default_factory=WaitGraph)
     hang: dict[str, Any] | None = None
 
     @classmethod
-    def build(cls, scenario: Scenario, store_dir: Path, *, guard: str | None = None) -> World:
+    def build(
+        cls,
+        scenario: Scenario,
+        store_dir: Path,
+        *,
+        guard: str | None = None,
+        wire: Wire = Wire(),
+    ) -> World:
         return cls(
             scenario=scenario,
-            llm=ScriptedLLM({name: a.script for name, a in scenario.agents.items()}),
+            llm=ScriptedLLM(
+                {name: a.script for name, a in scenario.agents.items()}, chunk=wire.chunk
+            ),
             answerer=make_answerer(scenario),
             store=SessionStore(store_dir),
             faults=ScenarioFaults(scenario),
             guard=guard_named(guard or scenario.guard),
+            wire=wire,
         )
 
     def runtime(self, http: httpx.AsyncClient) -> Runtime:
         """A new runtime process over this world's durable state."""
         agents = AgentRegistry() if self.scenario.world.registry else None
         return Runtime(
-            chat=ChatClient(http, base_url=BASE_URL),
+            chat=ChatClient(http, base_url=BASE_URL, stream=self.wire.stream),
             store=self.store,
             agents=agents,
             questions=UserQuestionService(agents, self.answerer, guard=self.guard),

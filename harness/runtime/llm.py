@@ -6,6 +6,7 @@ server), which is the one seam a fake model plugs into.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -40,10 +41,18 @@ class Reply:
 
 
 class ChatClient:
-    def __init__(self, http: httpx.AsyncClient, *, base_url: str, model: str = "scripted") -> None:
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        *,
+        base_url: str,
+        model: str = "scripted",
+        stream: bool = False,
+    ) -> None:
         self._http = http
         self._url = base_url.rstrip("/") + "/chat/completions"
         self.model = model
+        self.stream = stream
 
     async def complete(
         self,
@@ -58,14 +67,23 @@ class ChatClient:
             "tools": list(tools),
             "tool_choice": "auto",
         }
+        if self.stream:
+            body["stream"] = True
+            body["stream_options"] = {"include_usage": True}
+        headers = {AGENT_HEADER: agent}
         try:
-            response = await self._http.post(self._url, json=body, headers={AGENT_HEADER: agent})
+            if not self.stream:
+                response = await self._http.post(self._url, json=body, headers=headers)
+                if response.status_code >= 400:
+                    raise _error_from(response)
+                return parse_reply(response.json())
+            async with self._http.stream("POST", self._url, json=body, headers=headers) as resp:
+                if resp.status_code >= 400:
+                    await resp.aread()
+                    raise _error_from(resp)
+                return await _read_stream(resp)
         except httpx.HTTPError as exc:
             raise ChatError(f"request to {self._url} failed: {exc}") from exc
-        if response.status_code >= 400:
-            raise _error_from(response)
-        try:
-            return parse_reply(response.json())
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             raise ChatError(f"malformed chat completion from {self._url}: {exc!r}") from exc
 
@@ -79,7 +97,43 @@ def parse_reply(payload: dict[str, Any]) -> Reply:
     content = message.get("content")
     if content is not None and not isinstance(content, str):
         raise TypeError(f"message content is {type(content).__name__}, not a string")
-    return Reply(content=content, tool_calls=calls)
+    # An empty string and null both mean "no text"; streaming cannot tell them apart.
+    return Reply(content=content or None, tool_calls=calls)
+
+
+async def _read_stream(response: httpx.Response) -> Reply:
+    """Reassemble SSE `chat.completion.chunk` deltas. Tool calls arrive by index: the id and
+    name first, then argument fragments to concatenate in order."""
+    content: list[str] = []
+    calls: dict[int, dict[str, Any]] = {}
+    done = False
+    async for line in response.aiter_lines():
+        if not line.startswith("data:"):
+            continue  # blank separators, comments, event: lines
+        data = line[5:].strip()
+        if data == "[DONE]":
+            done = True
+            break
+        chunk = json.loads(data)
+        for choice in chunk.get("choices") or ():
+            delta = choice.get("delta") or {}
+            if delta.get("content"):
+                content.append(delta["content"])
+            for part in delta.get("tool_calls") or ():
+                call = calls.setdefault(part["index"], {"id": None, "name": "", "arguments": []})
+                call["id"] = part.get("id") or call["id"]
+                function = part.get("function") or {}
+                call["name"] += function.get("name") or ""
+                call["arguments"].append(function.get("arguments") or "")
+    if not done:
+        raise ValueError("stream ended without data: [DONE]")
+    tool_calls = []
+    for index in sorted(calls):
+        call = calls[index]
+        if not call["id"] or not call["name"]:
+            raise ValueError(f"tool call at index {index} never received its id and name")
+        tool_calls.append(ToolCall(call["id"], call["name"], "".join(call["arguments"])))
+    return Reply(content="".join(content) if content else None, tool_calls=tuple(tool_calls))
 
 
 def _error_from(response: httpx.Response) -> ChatError:

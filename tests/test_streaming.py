@@ -1,0 +1,110 @@
+"""SSE streaming on the wire: the fake's chunks have the OpenAI shape, and the runtime's
+client reassembles them exactly."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import httpx
+import pytest
+
+from harness._cli import main
+from harness.fake import BASE_URL, Call, ScriptedLLM, Turn
+from harness.runtime.llm import ChatClient, ChatError
+
+ARGS = {"questions": [{"id": "q", "question": "Déployer le repli CUDA ? 🚀"}]}
+
+
+def sse_events(llm: ScriptedLLM, agent: str = "a") -> list[str]:
+    request = httpx.Request(
+        "POST",
+        BASE_URL + "/chat/completions",
+        headers={"X-Harness-Agent": agent},
+        json={
+            "model": "m",
+            "messages": [{"role": "user", "content": "go"}],
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        },
+    )
+    response = llm.respond(request)
+    assert response.headers["content-type"] == "text/event-stream"
+    return [line[6:] for line in response.text.split("\n\n") if line.startswith("data: ")]
+
+
+def test_chunks_have_the_openai_shape_and_order() -> None:
+    llm = ScriptedLLM(
+        {"a": [Turn(say="hi!", calls=(Call("ask_user_question", ARGS), Call("subagent", {})))]},
+        chunk=1,
+    )
+    *events, done = sse_events(llm)
+    assert done == "[DONE]"
+    chunks = [json.loads(e) for e in events]
+    assert all(c["object"] == "chat.completion.chunk" for c in chunks)
+    deltas = [c["choices"][0]["delta"] for c in chunks if c["choices"]]
+    assert deltas[0] == {"role": "assistant", "content": ""}
+    assert [d["content"] for d in deltas[1:4]] == ["h", "i", "!"]
+    calls = [d["tool_calls"][0] for d in deltas if "tool_calls" in d]
+    first = calls[0]
+    assert first["index"] == 0 and first["id"] == "call_1"
+    assert first["function"] == {"name": "ask_user_question", "arguments": ""}
+    fragments = [c["function"]["arguments"] for c in calls if c["index"] == 0 and "id" not in c]
+    assert all(len(f) == 1 for f in fragments)
+    assert json.loads("".join(fragments)) == ARGS
+    assert {c["index"] for c in calls} == {0, 1} and calls[-1]["index"] == 1
+    assert chunks[-2]["choices"][0]["finish_reason"] == "tool_calls"
+    assert chunks[-1]["choices"] == [] and chunks[-1]["usage"]["total_tokens"] == 0
+
+
+@pytest.mark.parametrize("chunk", [None, 1, 5])
+def test_client_reassembles_the_stream_exactly(chunk: int | None) -> None:
+    llm = ScriptedLLM(
+        {"a": [Turn(say="x" * 23, calls=(Call("ask_user_question", ARGS),))]}, chunk=chunk
+    )
+
+    async def go() -> object:
+        async with httpx.AsyncClient(transport=llm.transport()) as http:
+            client = ChatClient(http, base_url=BASE_URL, stream=True)
+            return await client.complete(agent="a", messages=[], tools=[])
+
+    reply = asyncio.run(go())
+    assert reply.content == "x" * 23  # type: ignore[attr-defined]
+    (call,) = reply.tool_calls  # type: ignore[attr-defined]
+    assert (call.id, call.name) == ("call_1", "ask_user_question")
+    assert json.loads(call.arguments) == ARGS
+    assert llm.requests[0].body["stream"] is True
+
+
+def test_a_stream_without_done_is_an_error_not_a_truncated_reply() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        chunk = {"choices": [{"index": 0, "delta": {"content": "partial"}}]}
+        return httpx.Response(200, content=f"data: {json.dumps(chunk)}\n\n".encode())
+
+    async def go() -> None:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http:
+            await ChatClient(http, base_url=BASE_URL, stream=True).complete(
+                agent="a", messages=[], tools=[]
+            )
+
+    with pytest.raises(ChatError, match=r"without data: \[DONE\]"):
+        asyncio.run(go())
+
+
+def test_misuse_while_streaming_is_still_a_named_error() -> None:
+    llm = ScriptedLLM({"a": []})
+
+    async def go() -> None:
+        async with httpx.AsyncClient(transport=llm.transport()) as http:
+            await ChatClient(http, base_url=BASE_URL, stream=True).complete(
+                agent="a", messages=[{"role": "user", "content": "go"}], tools=[]
+            )
+
+    with pytest.raises(ChatError, match="agent a asked for step 1"):
+        asyncio.run(go())
+
+
+def test_chunk_needs_stream(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--chunk", "3"]) == 2
+    assert "--chunk takes a positive number" in capsys.readouterr().err
+    assert main(["run", "--stream", "--chunk", "1", "zero-depth-live-child"]) == 0
