@@ -85,6 +85,24 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="caller-check variant, e.g. none to see the hang before the fix",
     )
+    serve = sub.add_parser("serve", help="serve one scenario's scripts on a loopback HTTP server")
+    serve.add_argument("scenario_id", metavar="SCENARIO_ID")
+    serve.add_argument("--host", default="127.0.0.1", help="loopback address (default: 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=0, help="port (default: 0, any free port)")
+    serve.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="stop after this long without a request (default: 30)",
+    )
+    serve.add_argument(
+        "--chunk",
+        type=int,
+        default=None,
+        metavar="N",
+        help="characters per streamed delta (default: whole)",
+    )
     mutants = sub.add_parser(
         "mutants", help="run every scenario under every test-only guard variant"
     )
@@ -111,6 +129,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     if not scenarios:
         return _usage(f"no scenario files (*.yaml) in {directory or 'the default directory'}")
+    if args.command == "serve":
+        return _serve(args, scenarios)
     if args.command == "repro":
         return _repro(args, scenarios)
     if args.command == "mutants":
@@ -170,6 +190,27 @@ def _run(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
     if any(r.status != "pass" and r.observation.outcome == "hang" for r in results):
         return EXIT_HANG
     return EXIT_OK if passed == len(results) else EXIT_FAILED
+
+
+def _serve(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
+    from harness._serve import NotLoopback, check_loopback, serve
+    from harness.fake import ScriptedLLM
+
+    by_id = {s.id: s for s in scenarios}
+    if args.scenario_id not in by_id:
+        return _usage(f"unknown scenario id: {args.scenario_id}; 'harness list' shows the ids")
+    try:
+        check_loopback(args.host)
+    except NotLoopback as exc:
+        return _usage(str(exc))
+    if args.idle_timeout <= 0 or (args.chunk is not None and args.chunk < 1):
+        return _usage("--idle-timeout and --chunk take positive numbers")
+    scenario = by_id[args.scenario_id]
+    llm = ScriptedLLM({n: a.script for n, a in scenario.agents.items()}, chunk=args.chunk)
+    try:
+        return serve(llm, host=args.host, port=args.port, idle_timeout=args.idle_timeout)
+    except OSError as exc:
+        return _usage(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
 
 
 def _repro(args: argparse.Namespace, scenarios: list[Scenario]) -> int:

@@ -1,0 +1,130 @@
+"""The fake over real HTTP on loopback, and the official openai SDK as a client of both the
+in-process fake (respx) and the loopback server."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import httpx
+import openai
+import pytest
+
+from harness._cli import main
+from harness.fake import ScriptedLLM
+from tests.conftest import SCENARIOS
+
+SCENARIO = "live-root-answered"
+SCRIPTED_ARGS = dict(SCENARIOS[SCENARIO].agents["lead"].script[0].calls[0].args)
+
+
+def sdk(base_url: str, http_client: httpx.Client | None = None) -> openai.OpenAI:
+    # The SDK insists on a key; the fake ignores it and the runtime under test sends none.
+    return openai.OpenAI(
+        base_url=base_url,
+        api_key="not-a-key",
+        max_retries=0,
+        http_client=http_client,
+        default_headers={"X-Harness-Agent": "lead"},
+    )
+
+
+def in_process() -> tuple[openai.OpenAI, ScriptedLLM]:
+    llm = ScriptedLLM({n: a.script for n, a in SCENARIOS[SCENARIO].agents.items()})
+    transport = httpx.MockTransport(llm.router("http://fake.invalid/v1").handler)
+    return sdk("http://fake.invalid/v1", httpx.Client(transport=transport)), llm
+
+
+@pytest.fixture
+def served() -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness", "serve", SCENARIO, "--idle-timeout", "20"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    url = proc.stdout.readline().strip()
+    try:
+        yield url, proc
+    finally:
+        proc.kill()
+        proc.wait(5)
+
+
+def ask(client: openai.OpenAI, stream: bool) -> tuple[str, dict[str, object]]:
+    messages = [{"role": "user", "content": "go"}]
+    if not stream:
+        reply = client.chat.completions.create(model="m", messages=messages)  # type: ignore[arg-type]
+        (call,) = reply.choices[0].message.tool_calls or []
+        return call.function.name, json.loads(call.function.arguments)  # type: ignore[union-attr]
+    name, fragments = "", []
+    for chunk in client.chat.completions.create(model="m", messages=messages, stream=True):  # type: ignore[arg-type]
+        for delta_call in (chunk.choices[0].delta.tool_calls or []) if chunk.choices else []:
+            name += delta_call.function.name or "" if delta_call.function else ""
+            fragments.append(delta_call.function.arguments or "" if delta_call.function else "")
+    return name, json.loads("".join(fragments))
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+def test_openai_sdk_through_respx(stream: bool) -> None:
+    client, llm = in_process()
+    assert ask(client, stream) == ("ask_user_question", SCRIPTED_ARGS)
+    assert llm.errors == []
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+def test_openai_sdk_through_the_loopback_server(
+    served: tuple[str, subprocess.Popen[str]], stream: bool
+) -> None:
+    url, _ = served
+    assert url.startswith("http://127.0.0.1:") and url.endswith("/v1")
+    assert ask(sdk(url), stream) == ("ask_user_question", SCRIPTED_ARGS)
+
+
+def test_server_stops_once_the_scripts_are_consumed(
+    served: tuple[str, subprocess.Popen[str]],
+) -> None:
+    url, proc = served
+    client = sdk(url)
+    ask(client, False)
+    tool = {"role": "tool", "tool_call_id": "call_1", "content": "ANSWER"}
+    reply = client.chat.completions.create(model="m", messages=[tool])  # type: ignore[list-item]
+    assert reply.choices[0].message.content == "ANSWERED: ANSWER"
+    assert proc.wait(10) == 0
+    assert "all scripts consumed after 2 request(s)" in (proc.stderr.read() if proc.stderr else "")
+
+
+def test_unexpected_request_gets_an_openai_error_naming_agent_and_step() -> None:
+    client, llm = in_process()
+    ask(client, False)
+    client.chat.completions.create(
+        model="m", messages=[{"role": "tool", "tool_call_id": "call_1", "content": "x"}]
+    )  # type: ignore[list-item]
+    with pytest.raises(openai.BadRequestError) as info:
+        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "again"}])
+    assert info.value.status_code == 400
+    body = info.value.body
+    assert isinstance(body, dict) and body["code"] == "script_exhausted"
+    assert "agent lead asked for step 3, but its script has only 2 step(s)" in body["message"]
+    assert [type(e).__name__ for e in llm.errors] == ["ScriptExhausted"]
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "10.0.0.1", "example.com"])
+def test_serve_refuses_anything_but_loopback(host: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", SCENARIO, "--host", host]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""  # never listened, so no base URL
+    expected = "is not an IP address" if host == "example.com" else "loopback addresses only"
+    assert expected in captured.err
+
+
+def test_serve_stops_when_idle(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", SCENARIO, "--idle-timeout", "0.2"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out.startswith("http://127.0.0.1:")
+    assert (
+        "idle for 0.2 s; stopping. agent lead: 2 scripted step(s) never requested" in captured.err
+    )
