@@ -132,4 +132,3 @@ def serve(llm: ScriptedLLM, *, host: str, port: int, idle_timeout: float) -> int
             file=sys.stderr,
         )
     return 1 if errors else status
-
