@@ -108,3 +108,35 @@ def test_chunk_needs_stream(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", "--chunk", "3"]) == 2
     assert "--chunk takes a positive number" in capsys.readouterr().err
     assert main(["run", "--stream", "--chunk", "1", "zero-depth-live-child"]) == 0
+
+
+def test_a_scenario_can_set_its_own_chunk_size_and_a_run_overrides_it() -> None:
+    import dataclasses
+
+    from harness.run import Wire, observe_scenario
+    from tests.conftest import SCENARIOS
+
+    scenario = dataclasses.replace(SCENARIOS["zero-depth-live-child"], stream_chunk=2)
+    own = observe_scenario(scenario, wire=Wire(stream=True))
+    run = observe_scenario(scenario, wire=Wire(stream=True, chunk=9))
+    assert own.snapshot() == run.snapshot() == observe_scenario(scenario).snapshot()
+
+
+def test_misuse_on_the_wire_ends_the_scenario_as_an_error_naming_agent_and_step() -> None:
+    import dataclasses
+
+    from harness.run import Wire, run_scenario
+    from harness.scenario import AgentSpec
+    from tests.conftest import SCENARIOS
+
+    base = SCENARIOS["zero-depth-live-child"]
+    short = AgentSpec("parent", base.agents["parent"].script[:1])  # no final turn scripted
+    scenario = dataclasses.replace(base, agents={**base.agents, "parent": short})
+    for wire in (Wire(), Wire(stream=True, chunk=1)):
+        result = run_scenario(scenario, wire=wire)
+        assert result.status == "error"
+        assert result.observation.outcome == "error"
+        assert (
+            "agent parent asked for step 2, but its script has only 1 step(s)"
+            in (result.mismatches[0])
+        )

@@ -100,7 +100,8 @@ class World:
         return cls(
             scenario=scenario,
             llm=ScriptedLLM(
-                {name: a.script for name, a in scenario.agents.items()}, chunk=wire.chunk
+                {name: a.script for name, a in scenario.agents.items()},
+                chunk=wire.chunk if wire.chunk is not None else scenario.stream_chunk,
             ),
             answerer=make_answerer(scenario),
             store=SessionStore(store_dir),

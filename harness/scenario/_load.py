@@ -125,6 +125,7 @@ def _build(doc: dict[str, Any], path: Path) -> Scenario:
         title=doc["title"],
         covers=tuple(doc["covers"]),
         guard=doc.get("guard", "runtime-ownership"),
+        stream_chunk=doc.get("stream_chunk"),
         description=doc.get("description", ""),
         path=path,
         world=World(

@@ -106,4 +106,5 @@ class Scenario:
     expect: Expect
     covers: tuple[str, ...] = ()
     guard: str = "runtime-ownership"
+    stream_chunk: int | None = None
     description: str = ""
