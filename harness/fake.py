@@ -83,6 +83,7 @@ class CapturedRequest:
     step: int | None
     body: Any
     raw: bytes  # the exact bytes sent, for byte-level prefix comparisons
+    headers: tuple[tuple[str, str], ...] = ()  # as sent, so tests can prove no key travels
 
 
 @dataclass
@@ -166,7 +167,11 @@ class ScriptedLLM:
             state.cursor += 1
         except ScriptError as exc:
             self.errors.append(exc)
-            self.requests.append(CapturedRequest(agent, step, body, request.content))
+            self.requests.append(
+                CapturedRequest(
+                    agent, step, body, request.content, tuple(request.headers.multi_items())
+                )
+            )
             return httpx.Response(
                 400,
                 json={
@@ -177,7 +182,11 @@ class ScriptedLLM:
                     }
                 },
             )
-        self.requests.append(CapturedRequest(agent, step, body, request.content))
+        self.requests.append(
+            CapturedRequest(
+                agent, step, body, request.content, tuple(request.headers.multi_items())
+            )
+        )
         self._completion_ids += 1
         head = {
             "id": f"chatcmpl-{self._completion_ids}",

@@ -124,4 +124,6 @@ class World:
         )
 
     def http(self) -> httpx.AsyncClient:
-        return httpx.AsyncClient(transport=self.llm.transport(BASE_URL))
+        # trust_env=False: no proxy, netrc or CA settings from the environment may shape a
+        # request; the fake is the only endpoint and nothing in the environment is read.
+        return httpx.AsyncClient(transport=self.llm.transport(BASE_URL), trust_env=False)
