@@ -1,7 +1,8 @@
 """`harness`: a thin shell over the scenario loader and runner.
 
 Exit codes: 0 all passed, 1 a scenario failed or errored, 2 bad input (an invalid
-scenario file, an unknown id, a bad option).
+scenario file, an unknown id, a bad option), 3 a scenario hung unexpectedly, 4 the harness
+itself broke (a bug: the one-line message says so; --debug shows the traceback).
 """
 
 from __future__ import annotations
@@ -11,12 +12,12 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 if TYPE_CHECKING:
     from harness.scenario import Scenario
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_HANG = 0, 1, 2, 3
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_HANG, EXIT_INTERNAL = 0, 1, 2, 3, 4
 # Kept in step with harness.runtime.guards.GUARDS by a test; listed here so the parser
 # does not import the runtime.
 GUARD_NAMES = (
@@ -29,10 +30,21 @@ GUARD_NAMES = (
 )
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        # argparse prints the whole usage block; one line that says where to look is enough.
+        self.exit(EXIT_USAGE, f"{self.prog}: {message}; see '{self.prog} --help'\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="harness",
         description="Keyless, deterministic delegation scenarios for the delegated-caller guard.",
+    )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="show a Python traceback when the harness itself breaks",
     )
     parser.add_argument(
         "--scenarios",
@@ -42,6 +54,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     sub.add_parser("list", help="list scenario ids and titles")
+    validate = sub.add_parser(
+        "validate", help="check scenario files and report every problem, without running them"
+    )
+    validate.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        metavar="PATH",
+        help="scenario files or directories (default: the --scenarios directory)",
+    )
     sub.add_parser(
         "coverage", help="map each design-document clause to the scenarios that cover it"
     )
@@ -112,21 +134,39 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    try:
+        return _main(args)
+    except KeyboardInterrupt:
+        print("harness: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # `harness list | head`: the reader left; nothing more to say to it.
+        sys.stderr.close()
+        return EXIT_OK
+    except Exception as exc:
+        if args.debug:
+            raise
+        print(
+            f"harness: internal error: {type(exc).__name__}: {exc}. This is a bug in "
+            "keyless-harness, not in your scenario; rerun with --debug for the traceback and "
+            "report it",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
+
+
+def _main(args: argparse.Namespace) -> int:
     from harness.scenario import ScenarioError, load_all
 
     directory: Path | None = args.scenarios
     if directory is not None and not directory.is_dir():
         return _usage(f"--scenarios {directory}: not a directory")
+    if args.command == "validate":
+        return _validate(args.paths or [directory])  # None: the default directory
     try:
         scenarios = load_all(directory)
     except ScenarioError as exc:
-        for problem in exc.problems:
-            print(problem, file=sys.stderr)
-        print(
-            f"harness: {len(exc.problems)} problem(s) in scenario files; nothing was run",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
+        return _invalid(exc, "nothing was run")
     if not scenarios:
         return _usage(f"no scenario files (*.yaml) in {directory or 'the default directory'}")
     if args.command == "serve":
@@ -259,6 +299,36 @@ def _coverage(scenarios: list[Scenario]) -> int:
     total = len(clauses())
     print(f"{total - uncovered} of {total} clauses covered")
     return EXIT_FAILED if uncovered else EXIT_OK
+
+
+def _validate(paths: Sequence[Path | None]) -> int:
+    from harness.scenario import ScenarioError, load_paths, scenario_paths
+
+    files: list[Path] = []
+    for path in paths:
+        if path is None or path.is_dir():
+            found = scenario_paths(path)
+            if not found:
+                return _usage(f"no scenario files (*.yaml) in {path or 'the default directory'}")
+            files += found
+        elif path.exists():
+            files.append(path)
+        else:
+            return _usage(f"{path}: no such file or directory")
+    try:
+        scenarios = load_paths(files)
+    except ScenarioError as exc:
+        return _invalid(exc, f"{len(files)} file(s) checked")
+    print(f"{len(scenarios)} scenario file(s) valid")
+    return EXIT_OK
+
+
+def _invalid(exc: Exception, what: str) -> int:
+    problems = getattr(exc, "problems", [str(exc)])
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    print(f"harness: {len(problems)} problem(s) in scenario files; {what}", file=sys.stderr)
+    return EXIT_USAGE
 
 
 def _usage(message: str) -> int:

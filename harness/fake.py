@@ -30,6 +30,7 @@ __all__ = [
     "BASE_URL",
     "Call",
     "CapturedRequest",
+    "MalformedArguments",
     "MalformedRequest",
     "MissingAgentHeader",
     "ScriptError",
@@ -73,6 +74,12 @@ class MalformedRequest(ScriptError):
     code = "malformed_request"
 
 
+class MalformedArguments(ScriptError):
+    """A scripted call whose arguments cannot travel as a JSON object."""
+
+    code = "malformed_arguments"
+
+
 class UnconsumedSteps(ScriptError):
     code = "unconsumed_steps"
 
@@ -110,6 +117,7 @@ class ScriptedLLM:
         self._state = {name: _AgentState() for name in self.scripts}
         self._call_ids = 0
         self._completion_ids = 0
+        self._unscripted: dict[str, int] = {}  # requests per agent nobody scripted
 
     # -- wiring -----------------------------------------------------------------------
     def router(self, base_url: str = BASE_URL) -> Any:
@@ -140,10 +148,12 @@ class ScriptedLLM:
             state = self._state.get(agent)
             if state is None:
                 known = ", ".join(sorted(self.scripts)) or "none"
+                step = self._unscripted[agent] = self._unscripted.get(agent, 0) + 1
                 raise UnknownAgent(
-                    f"no script for agent {agent!r} (scripted agents: {known}); "
-                    f"request: {_describe(body)}",
+                    f"no script for agent {agent!r} (scripted agents: {known}); it asked for "
+                    f"step {step}; request: {_describe(body)}",
                     agent=agent,
+                    step=step,
                 )
             step = state.cursor + 1
             script = self.scripts[agent]
@@ -288,15 +298,24 @@ class ScriptedLLM:
 
         try:
             content = _template.render(turn.say, resolve) if turn.say is not None else None
-            rendered = [_template.render(dict(c.args), resolve) for c in turn.calls]
+            # Non-mapping arguments pass through unrendered, for _arguments to refuse by name.
+            rendered = [
+                _template.render(dict(c.args) if isinstance(c.args, Mapping) else c.args, resolve)
+                for c in turn.calls
+            ]
         except _template.TemplateSyntaxError as exc:
             raise UnresolvedTemplate(
                 f"agent {agent}, step {step}: {exc}", agent=agent, step=step
             ) from None
         message: dict[str, Any] = {"role": "assistant", "content": content}
         if turn.calls:
+            # Checked before any call id is issued, so a refused turn leaves no trace.
+            arguments = [
+                _arguments(agent, step, i, call.tool, args)
+                for i, (call, args) in enumerate(zip(turn.calls, rendered, strict=True), 1)
+            ]
             tool_calls = []
-            for call, args in zip(turn.calls, rendered, strict=True):
+            for call, text in zip(turn.calls, arguments, strict=True):
                 self._call_ids += 1
                 call_id = f"call_{self._call_ids}"
                 if call.label is not None:
@@ -306,12 +325,7 @@ class ScriptedLLM:
                     {
                         "id": call_id,
                         "type": "function",
-                        "function": {
-                            "name": call.tool,
-                            "arguments": json.dumps(
-                                args, ensure_ascii=False, separators=(",", ":")
-                            ),
-                        },
+                        "function": {"name": call.tool, "arguments": text},
                     }
                 )
             message["tool_calls"] = tool_calls
@@ -335,6 +349,27 @@ class ScriptedLLM:
                     )
                 )
         return out
+
+
+def _arguments(agent: str, step: int, index: int, tool: str, args: Any) -> str:
+    """A call's arguments as the JSON object text a model sends, or MalformedArguments."""
+    where = f"agent {agent}, step {step}, call {index} ({tool})"
+    if not isinstance(args, Mapping):
+        raise MalformedArguments(
+            f"{where}: arguments must be a mapping (a JSON object), got {type(args).__name__}",
+            agent=agent,
+            step=step,
+        )
+    try:
+        # allow_nan=False: NaN and Infinity are not JSON, and a runtime's parser may refuse them.
+        return json.dumps(dict(args), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise MalformedArguments(
+            f"{where}: arguments are not JSON ({exc}); script strings, numbers, booleans, "
+            "null, lists and mappings only",
+            agent=agent,
+            step=step,
+        ) from None
 
 
 def _describe(body: Any) -> str:

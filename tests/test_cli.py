@@ -67,3 +67,55 @@ def test_bad_input_is_one_line_and_exit_2(
     assert all(line.startswith(f"{tmp_path / 'broken.yaml'}: /: ") for line in problems)
     assert any("'phases' is a required property" in line for line in problems)
     assert main(["--scenarios", str(tmp_path / "missing"), "list"]) == 2
+
+
+def test_validate_checks_without_running(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate"]) == 0
+    assert capsys.readouterr().out.strip().endswith("scenario file(s) valid")
+
+
+def test_validate_reports_every_problem_in_every_path_and_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "a.yaml").write_text("id: a\nid: b\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b.yaml").write_text("id: b\ntitle: t\n")
+    good = Path(__file__).parents[1] / "scenarios" / "missing-registry.yaml"
+    assert main(["validate", str(tmp_path / "a.yaml"), str(tmp_path / "sub"), str(good)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    *lines, total = captured.err.splitlines()
+    assert (
+        lines[0] == f"{tmp_path / 'a.yaml'}:2:1: duplicate key 'id' (first at line 1); a key "
+        "may appear once in a mapping"
+    )
+    assert all(line.startswith(f"{tmp_path / 'sub' / 'b.yaml'}: /: ") for line in lines[1:])
+    assert total == f"harness: {len(lines)} problem(s) in scenario files; 3 file(s) checked"
+    assert main(["validate", str(tmp_path / "nowhere")]) == 2
+    assert "nowhere: no such file or directory" in capsys.readouterr().err
+
+
+def test_a_bad_option_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["run", "--guard", "bogus"])
+    assert info.value.code == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("harness run: argument --guard: invalid choice: 'bogus'")
+    assert line.endswith("see 'harness run --help'")
+
+
+def test_an_internal_error_is_one_line_unless_debug(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import harness.run
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("the runner broke")
+
+    monkeypatch.setattr(harness.run, "run_scenarios", broken)
+    assert main(["run", "missing-registry"]) == 4
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("harness: internal error: RuntimeError: the runner broke. This is a bug")
+    assert "rerun with --debug" in line
+    with pytest.raises(RuntimeError, match="the runner broke"):
+        main(["--debug", "run", "missing-registry"])

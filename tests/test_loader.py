@@ -1,4 +1,5 @@
-"""Bad scenario files get one line per problem naming the file and the place."""
+"""Bad scenario files get one line per problem naming the file, the place and the fix, and
+every problem in a file is reported at once."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.scenario import ScenarioError, load_all, load_scenario
+from harness.scenario import ScenarioError, load_all, load_paths, load_scenario
 
 GOOD = """\
 id: {id}
@@ -27,16 +28,21 @@ expect: {{outcome: completed, answerer_calls: 0}}
 """
 
 
-def write(tmp_path: Path, text: str, name: str = "case") -> Path:
+def write(tmp_path: Path, text: str | bytes, name: str = "case") -> Path:
     path = tmp_path / f"{name}.yaml"
-    path.write_text(text, encoding="utf-8")
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
     return path
 
 
 def problems(path: Path) -> list[str]:
     with pytest.raises(ScenarioError) as info:
         load_scenario(path)
-    return info.value.problems
+    lines = info.value.problems
+    assert lines and all(line.startswith(f"{path}:") and "\n" not in line for line in lines)
+    return lines
 
 
 def test_a_good_file_loads(tmp_path: Path) -> None:
@@ -45,21 +51,124 @@ def test_a_good_file_loads(tmp_path: Path) -> None:
     assert scenario.world.registry and scenario.world.answerer == "tripwire"
 
 
+# -- YAML: path:line:col: message ------------------------------------------------------
 def test_yaml_syntax_error_has_line_and_column(tmp_path: Path) -> None:
     path = write(tmp_path, "id: x\ntitle: [unclosed\n")
     (line,) = problems(path)
     assert line.startswith(f"{path}:3:1: ")
 
 
-def test_schema_violations_have_json_pointers_and_all_are_reported(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("text", "where", "message"),
+    [
+        ("id: a\ntitle: t\nid: b\n", "3:1", "duplicate key 'id' (first at line 1)"),
+        ("id: a\n1: x\n", "2:1", "key '1' is not a string; quote it"),
+        ("id: a\nx: 0777\n", "2:4", "'0777' reads as octal in YAML 1.1; quote it"),
+        ("id: a\nx: !!binary aGk=\n", "2:4", "tag tag:yaml.org,2002:binary is not JSON"),
+        ("id: a\nx: !!python/object:os.system y\n", "2:4", "is not JSON"),
+        ("id: a\nx: !!float .nan\n", "2:4", "'.nan' is not a JSON float"),
+        ("id: a\nx: &r [*r]\n", "2:4", "an alias refers to its own anchor"),
+        ("id: a\nx: 'b\x00'\n", "2:6", "unacceptable character '\\x00'"),
+        ("a: 1\n---\nb: 2\n", "2:1", "expected a single document"),
+        ("x: " + "[" * 70 + "]" * 70 + "\n", "1:1", "nests deeper than 64 levels"),
+    ],
+    ids=[
+        "duplicate-key",
+        "non-string-key",
+        "octal",
+        "binary-tag",
+        "python-tag",
+        "nan",
+        "recursive-alias",
+        "nul",
+        "two-documents",
+        "too-deep",
+    ],
+)
+def test_what_json_cannot_say_is_refused_with_line_and_column(
+    tmp_path: Path, text: str, where: str, message: str
+) -> None:
+    path = write(tmp_path, text)
+    (line,) = problems(path)
+    assert line.startswith(f"{path}:{where}: ") and message in line
+
+
+def test_an_alias_bomb_is_refused_before_it_is_expanded(tmp_path: Path) -> None:
+    rows = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    rows += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 9)]
+    (line,) = problems(write(tmp_path, "\n".join(rows) + "\n"))
+    assert "expands to more than 100000 values; check its aliases" in line
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("2024-01-01", "2024-01-01"), ("yes", "yes"), ("off", "off"), ("1_000", "1_000")],
+)
+def test_plain_scalars_read_as_yaml_1_2_does(tmp_path: Path, value: str, expected: str) -> None:
+    # YAML 1.1 (PyYAML's default) would read a date, True, False and 1000.
+    text = GOOD.format(id="case").replace("say: hi", f"say: {value}")
+    scenario = load_scenario(write(tmp_path, text))
+    assert scenario.agents["child"].script[0].say == expected
+
+
+def test_not_utf8_names_the_line(tmp_path: Path) -> None:
+    path = write(tmp_path, b"id: a\ntitle: caf\xe9\n")
+    assert problems(path) == [f"{path}:2: byte 0xe9 is not UTF-8; save the file as UTF-8"]
+
+
+def test_a_byte_order_mark_is_accepted(tmp_path: Path) -> None:
+    path = write(tmp_path, b"\xef\xbb\xbf" + GOOD.format(id="case").encode())
+    assert load_scenario(path).id == "case"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("", "the file is empty"), ("- a\n", "a scenario is a mapping with id, title")],
+)
+def test_empty_or_not_a_mapping(tmp_path: Path, text: str, message: str) -> None:
+    path = write(tmp_path, text)
+    (line,) = problems(path)
+    assert line.startswith(f"{path}: /: ") and message in line
+
+
+# -- schema: path: /pointer: message (line N) -----------------------------------------------
+def test_schema_violations_have_json_pointers_lines_and_all_are_reported(tmp_path: Path) -> None:
     text = GOOD.format(id="case").replace("answerer_calls: 0", "answerer_calls: -1")
     text = text.replace("title: t", "title: t\nworld: {registry: maybe}")
+    path = write(tmp_path, text)
+    assert problems(path) == [
+        f"{path}: /world/registry: 'maybe' is not one of ['present', 'absent'] (line 3)",
+        f"{path}: /expect/answerer_calls: -1 is less than the minimum of 0 (line 16)",
+    ]
+
+
+def test_an_unknown_field_suggests_the_likely_one(tmp_path: Path) -> None:
+    text = GOOD.format(id="case").replace("spawned_by: parent", "spawn_by: parent")
     lines = problems(write(tmp_path, text))
-    assert len(lines) == 2
-    assert any(": /expect/answerer_calls: " in line for line in lines)
-    assert any(": /world/registry: " in line for line in lines)
+    assert any(
+        "/agents/child/spawn_by: unknown field 'spawn_by'; did you mean 'spawned_by'? (line 12)"
+        in line
+        for line in lines
+    )
 
 
+def test_schema_and_semantic_problems_come_together(tmp_path: Path) -> None:
+    # The schema refuses /world; the agents are sound, so their checks still run.
+    text = GOOD.format(id="case").replace("title: t", "title: t\nworld: {registry: maybe}")
+    text = text.replace("d.result", "e.result")
+    joined = "\n".join(problems(write(tmp_path, text)))
+    assert "/world/registry: 'maybe' is not one of" in joined
+    assert "/agents/parent/script/1/say: {{e.result}} names no earlier labelled call" in joined
+
+
+def test_a_section_the_schema_refused_is_not_checked_again(tmp_path: Path) -> None:
+    # A broken agents section must not also produce "unknown agent" noise elsewhere.
+    text = GOOD.format(id="case").replace("script: [{say: hi}]", "script: []")
+    lines = problems(write(tmp_path, text))
+    assert len(lines) == 1 and "/agents/child/script: [] should be non-empty" in lines[0]
+
+
+# -- semantic checks ---------------------------------------------------------------------
 def test_semantic_errors_name_the_place_and_the_fix(tmp_path: Path) -> None:
     text = (
         GOOD.format(id="other")
@@ -72,22 +181,53 @@ def test_semantic_errors_name_the_place_and_the_fix(tmp_path: Path) -> None:
     assert "/agents/child/spawned_by: unknown agent 'ghost'" in joined
     assert "/agents/parent/script/1/say: {{e.result}} names no earlier labelled call" in joined
     assert "/agents/parent/script/0/args/name: subagent name 'child' is not an agent" in joined
-    assert all("\n" not in line for line in lines)
-
-
-def test_load_all_collects_problems_across_files(tmp_path: Path) -> None:
-    write(tmp_path, "id: [", "a")
-    write(tmp_path, "id: b\n", "b")
-    with pytest.raises(ScenarioError) as info:
-        load_all(tmp_path)
-    files = {line.split(":")[0] for line in info.value.problems}
-    assert files == {str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml")}
 
 
 def test_unlabelled_and_unknown_args_path(tmp_path: Path) -> None:
     text = GOOD.format(id="case").replace("d.result", "d.args.nothing.here")
     (line,) = problems(write(tmp_path, text))
-    assert line.endswith("{{d.args.nothing.here}}: args.nothing does not exist")
+    assert line.endswith("{{d.args.nothing.here}}: args.nothing does not exist (line 10)")
+
+
+def test_resuming_a_session_before_it_exists(tmp_path: Path) -> None:
+    text = GOOD.format(id="case").replace(
+        "phases: [{start: parent, prompt: go}]",
+        "phases: [{resume: child, prompt: go}, {start: parent, prompt: go}]",
+    )
+    (line,) = problems(write(tmp_path, text))
+    assert "/phases/0/resume: session 'child' does not exist yet; an earlier phase must" in line
+
+
+def test_resuming_a_child_after_its_parent_ran_is_fine(tmp_path: Path) -> None:
+    text = GOOD.format(id="case").replace(
+        "script: [{say: hi}]", "script: [{say: hi}, {say: again}]"
+    )
+    text = text.replace(
+        "phases: [{start: parent, prompt: go}]",
+        "phases: [{start: parent, prompt: go}, {resume: child, prompt: go}]",
+    )
+    assert [p.kind for p in load_scenario(write(tmp_path, text)).phases] == ["start", "resume"]
+
+
+def test_agents_that_never_run(tmp_path: Path) -> None:
+    text = GOOD.format(id="case").replace(
+        "phases:",
+        "  idle:\n    script: [{say: hi}]\n  orphan:\n    spawned_by: idle\n"
+        "    script: [{say: hi}]\nphases:",
+    )
+    joined = "\n".join(problems(write(tmp_path, text)))
+    assert "/agents/idle: idle is never run: add a phase 'start: idle'" in joined
+    assert (
+        "/agents/orphan/spawned_by: idle's script never calls subagent with name orphan" in joined
+    )
+
+
+def test_answers_without_the_scripted_answerer(tmp_path: Path) -> None:
+    text = GOOD.format(id="case").replace(
+        "title: t", "title: t\nworld: {answerer: tripwire, answers: {q: {selected: [a]}}}"
+    )
+    (line,) = problems(write(tmp_path, text))
+    assert "/world/answers: only the scripted answerer uses answers; set answerer: scripted" in line
 
 
 def test_direct_ask_phase_problems(tmp_path: Path) -> None:
@@ -100,12 +240,35 @@ phases:
       live: {child: parent, parent: null}
       detach: [ghost]
       caller: nobody
-      questions: []
+      questions: [{id: q, question: a}, {id: q, question: b}]
 expect: {outcome: completed, answerer_calls: 0, tool_errors: [{agent: x, tool: ask, code: C}]}
 """
     joined = "\n".join(problems(write(tmp_path, text)))
     assert "/phases/0/ask/live/child: owner 'parent' must be entered in live before child" in joined
     assert "/phases/0/ask/detach/0: 'ghost' is not entered in live" in joined
     assert "/phases/0/ask/caller: caller 'nobody' is not entered in live" in joined
+    assert "/phases/0/ask/questions/1/id: question id 'q' is already used in this batch" in joined
     assert "/expect/tool_errors/0/agent: unknown agent 'x'" in joined
     assert "/covers/1: unknown clause 'Z9'; the ids are in scenarios/clauses.yaml" in joined
+
+
+# -- across files ------------------------------------------------------------------------
+def test_load_all_collects_problems_across_files(tmp_path: Path) -> None:
+    write(tmp_path, "id: [", "a")
+    write(tmp_path, "id: b\n", "b")
+    with pytest.raises(ScenarioError) as info:
+        load_all(tmp_path)
+    files = {line.split(":")[0] for line in info.value.problems}
+    assert files == {str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml")}
+
+
+def test_an_id_used_by_two_files_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()
+    first = write(tmp_path / "one", GOOD.format(id="case"))
+    second = write(tmp_path / "two", GOOD.format(id="case"))
+    with pytest.raises(ScenarioError) as info:
+        load_paths([first, second])
+    assert info.value.problems == [
+        f"{second}: /id: id 'case' is also used by {first}; scenario ids are unique"
+    ]

@@ -133,8 +133,10 @@ def observe(world: World, outcome: str, error: str | None) -> Observation:
             )
     script_errors = [str(e) for e in world.llm.errors]
     if outcome == "completed":
-        # A run cut short leaves steps unrequested as a consequence, not a cause.
-        script_errors += [str(e) for e in world.llm.unconsumed()]
+        # A run cut short leaves steps unrequested as a consequence, not a cause; so does
+        # an agent whose script already failed.
+        failed = {e.agent for e in world.llm.errors}
+        script_errors += [str(e) for e in world.llm.unconsumed() if e.agent not in failed]
     return Observation(
         scenario_id=world.scenario.id,
         outcome=outcome,

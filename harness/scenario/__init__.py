@@ -4,6 +4,7 @@ from harness.scenario._load import (
     ScenarioError,
     clauses,
     load_all,
+    load_paths,
     load_scenario,
     scenario_paths,
 )
@@ -32,6 +33,7 @@ __all__ = [
     "World",
     "clauses",
     "load_all",
+    "load_paths",
     "load_scenario",
     "scenario_paths",
 ]

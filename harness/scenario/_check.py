@@ -18,40 +18,83 @@ CALLER_TOOLS = (
 Problem = tuple[str, str]
 
 
-def semantic_problems(doc: dict[str, Any], stem: str, clauses: dict[str, str]) -> list[Problem]:
-    return list(_problems(doc, stem, clauses))
+def semantic_problems(
+    doc: dict[str, Any],
+    stem: str,
+    clauses: dict[str, str],
+    broken: frozenset[str] = frozenset(),
+) -> list[Problem]:
+    """Problems a schema cannot see. `broken` names the top-level sections the schema
+    refused: a check runs only when every section it reads is sound, so one mistake is
+    reported once and not again as the confusion it causes elsewhere."""
+
+    def sound(*keys: str) -> bool:
+        return not broken.intersection(keys)
+
+    out: list[Problem] = []
+    if sound("id") and isinstance(doc.get("id"), str) and doc["id"] != stem:
+        out.append(("/id", f"id {doc['id']!r} must equal the file name {stem!r}; rename one"))
+    if sound("covers") and "covers" in doc:
+        out += _covers(doc["covers"], clauses)
+    if sound("world"):
+        out += _world(doc.get("world", {}))
+    if not sound("agents"):
+        return out
+    agents: dict[str, Any] = doc.get("agents", {})
+    out += _lineage(agents, sorted(agents))
+    for name in sorted(agents):
+        out += _script(name, agents)
+    out += _delegations(agents)
+    if sound("phases") and "phases" in doc:
+        out += _phases(doc["phases"], agents)
+    if sound("faults"):
+        out += _faults(doc.get("faults", []), agents)
+    if sound("phases", "expect") and "phases" in doc and "expect" in doc:
+        out += _expect(doc["expect"], agents, doc["phases"])
+    return out
 
 
-def _problems(doc: dict[str, Any], stem: str, clauses: dict[str, str]) -> Iterator[Problem]:
-    if doc["id"] != stem:
-        yield "/id", f"id {doc['id']!r} must equal the file name {stem!r}; rename one of them"
-    for i, clause in enumerate(doc["covers"]):
+def _covers(covers: list[str], clauses: dict[str, str]) -> Iterator[Problem]:
+    for i, clause in enumerate(covers):
         if clause not in clauses:
             yield (
                 f"/covers/{i}",
                 f"unknown clause {clause!r}; the ids are in scenarios/clauses.yaml",
             )
-    agents: dict[str, Any] = doc.get("agents", {})
+
+
+def _world(world: dict[str, Any]) -> Iterator[Problem]:
+    if world.get("answerer", "tripwire") == "scripted":
+        return
+    for key in ("answers", "answer_delay_ms"):
+        if key in world:
+            yield (
+                f"/world/{key}",
+                f"only the scripted answerer uses {key}; set answerer: scripted or remove it",
+            )
+
+
+def _faults(faults: list[dict[str, Any]], agents: dict[str, Any]) -> Iterator[Problem]:
+    for i, fault in enumerate(faults):
+        where = f"/faults/{i}"
+        if fault["agent"] not in agents:
+            yield f"{where}/agent", _unknown("agent", fault["agent"], sorted(agents))
+        if fault["tool"] not in CALLER_TOOLS:
+            yield f"{where}/tool", _unknown("caller-forwarding tool", fault["tool"], CALLER_TOOLS)
+
+
+def _expect(
+    expect: dict[str, Any], agents: dict[str, Any], phases: list[dict[str, Any]]
+) -> Iterator[Problem]:
     names = sorted(agents)
     # Agents of direct ask phases exist only in those phases' registries.
     direct = {
         n
-        for p in doc["phases"]
+        for p in phases
         if "ask" in p
         for n in [*p["ask"].get("live", {}), p["ask"].get("caller")]
         if n is not None
     }
-    yield from _lineage(agents, names)
-    for name in names:
-        yield from _script(name, agents)
-    yield from _phases(doc["phases"], agents, names)
-    for i, fault in enumerate(doc.get("faults", [])):
-        where = f"/faults/{i}"
-        if fault["agent"] not in agents:
-            yield f"{where}/agent", _unknown("agent", fault["agent"], names)
-        if fault["tool"] not in CALLER_TOOLS:
-            yield f"{where}/tool", _unknown("caller-forwarding tool", fault["tool"], CALLER_TOOLS)
-    expect = doc["expect"]
     for i, err in enumerate(expect.get("tool_errors", [])):
         if err["agent"] is not None and err["agent"] not in agents and err["agent"] not in direct:
             yield f"/expect/tool_errors/{i}/agent", _unknown("agent", err["agent"], names)
@@ -141,10 +184,10 @@ def _refs(value: Any, where: str, labels: dict[str, dict[str, Any]]) -> Iterator
                 yield where, f"{ref}: {exc}"
 
 
-def _phases(
-    phases: list[dict[str, Any]], agents: dict[str, Any], names: list[str]
-) -> Iterator[Problem]:
+def _phases(phases: list[dict[str, Any]], agents: dict[str, Any]) -> Iterator[Problem]:
+    names = sorted(agents)
     started: set[str] = set()
+    stored: set[str] = set()  # sessions in the durable store once the phases so far ran
     for i, phase in enumerate(phases):
         if "start" in phase:
             agent = phase["start"]
@@ -161,14 +204,77 @@ def _phases(
             elif agent in started:
                 yield f"/phases/{i}/start", f"{agent} was already started; use resume"
             started.add(agent)
+            stored |= _descendants(agent, agents)
         elif "resume" in phase:
-            if phase["resume"] not in agents:
-                yield f"/phases/{i}/resume", _unknown("session", phase["resume"], names)
+            agent = phase["resume"]
+            if agent not in agents:
+                yield f"/phases/{i}/resume", _unknown("session", agent, names)
+            elif agent not in stored:
+                yield (
+                    f"/phases/{i}/resume",
+                    (
+                        f"session {agent!r} does not exist yet; an earlier phase must start it "
+                        "or its parent"
+                    ),
+                )
+            stored |= _descendants(agent, agents)
         else:
             yield from _direct(phase["ask"], f"/phases/{i}/ask")
+    run = {p.get("start") for p in phases} | {p.get("resume") for p in phases}
+    for name in names:
+        if agents[name].get("spawned_by") is None and name not in run:
+            yield (
+                f"/agents/{name}",
+                f"{name} is never run: add a phase 'start: {name}', or give it spawned_by",
+            )
+
+
+def _descendants(agent: str, agents: dict[str, Any]) -> set[str]:
+    """The agent and every agent its delegations can create, transitively."""
+    found, frontier = {agent}, [agent]
+    while frontier:
+        parent = frontier.pop()
+        for name, spec in agents.items():
+            if spec.get("spawned_by") == parent and name not in found:
+                found.add(name)
+                frontier.append(name)
+    return found
+
+
+def _delegations(agents: dict[str, Any]) -> Iterator[Problem]:
+    """A child whose parent never delegates to it would leave its script unconsumed."""
+    for name in sorted(agents):
+        parent = agents[name].get("spawned_by")
+        if parent not in agents:
+            continue
+        targets = [
+            call.get("args", {}).get("name")
+            for i, step in enumerate(agents[parent]["script"])
+            for call, _ in _calls(step, "")
+            if call["call"] == "subagent"
+        ]
+        if any(not isinstance(t, str) or "{{" in t for t in targets):
+            continue  # a templated or malformed name: the runtime decides, not this check
+        if name not in targets:
+            yield (
+                f"/agents/{name}/spawned_by",
+                (
+                    f"{parent}'s script never calls subagent with name {name}; add that call "
+                    "or remove the agent"
+                ),
+            )
 
 
 def _direct(ask: dict[str, Any], where: str) -> Iterator[Problem]:
+    seen: set[str] = set()
+    for j, question in enumerate(ask["questions"]):
+        if question["id"] in seen:
+            yield (
+                f"{where}/questions/{j}/id",
+                f"question id {question['id']!r} is already used in this batch; answers are "
+                "matched by id",
+            )
+        seen.add(question["id"])
     live = ask.get("live", {})
     for name, owner in live.items():
         order = list(live)

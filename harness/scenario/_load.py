@@ -24,6 +24,7 @@ from harness.scenario._model import (
     ToolErrorExpect,
     World,
 )
+from harness.scenario._yaml import Document, YamlError, parse
 
 
 class ScenarioError(Exception):
@@ -47,55 +48,103 @@ def _pointer(path: Iterable[Any]) -> str:
     return "/" + "/".join(parts)
 
 
+def _parts(pointer: str) -> list[str]:
+    return [p.replace("~1", "/").replace("~0", "~") for p in pointer.split("/")[1:] if p]
+
+
 @functools.cache
 def clauses() -> dict[str, str]:
     """The design document's clauses: short id -> text, in document order."""
-    doc = _read_yaml(clauses_path())
+    doc = _read(clauses_path()).value
     if not isinstance(doc, dict) or not all(isinstance(v, str) for v in doc.values()):
         raise ScenarioError([f"{clauses_path()}: /: must map clause ids to their text"])
     return {str(k): v for k, v in doc.items()}
 
 
-def _read_yaml(path: Path) -> Any:
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+def _read(path: Path) -> Document:
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as exc:
         raise ScenarioError([f"{path}: cannot read: {exc.strerror or exc}"]) from None
     try:
-        return yaml.load(text, Loader=loader)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
-        raise ScenarioError([f"{where}: {exc.problem or exc}"]) from None
-    except yaml.YAMLError as exc:
-        raise ScenarioError([f"{path}: {exc}"]) from None
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ScenarioError(
+            [f"{path}:{line}: byte 0x{data[exc.start]:02x} is not UTF-8; save the file as UTF-8"]
+        ) from None
+    try:
+        return parse(text)
+    except YamlError as exc:
+        raise ScenarioError(
+            [f"{path}:{p.line}:{p.column}: {p.message}" for p in exc.problems]
+        ) from None
 
 
 def load_scenario(path: Path) -> Scenario:
-    doc = _read_yaml(path)
+    """Load one file, or raise ScenarioError with every problem in it, one line each:
+    `path:line:col: message` for YAML, `path: /json/pointer: message (line N)` for the
+    schema and for the checks a schema cannot express."""
+    document = _read(path)
+    doc = document.value
+    if doc is None:
+        raise ScenarioError(
+            [f"{path}: /: the file is empty; a scenario is a mapping with {_REQUIRED}"]
+        )
     if not isinstance(doc, dict):
-        raise ScenarioError([f"{path}: /: a scenario is a mapping, got {type(doc).__name__}"])
-    errors = sorted(_validator().iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
-    problems = [f"{path}: {_pointer(e.absolute_path)}: {_schema_message(e)}" for e in errors]
-    if problems:
-        raise ScenarioError(problems)
-    problems = [
-        f"{path}: {where}: {what}" for where, what in semantic_problems(doc, path.stem, clauses())
-    ]
-    if problems:
-        raise ScenarioError(problems)
+        kind = type(doc).__name__
+        raise ScenarioError([f"{path}: /: a scenario is a mapping with {_REQUIRED}, not a {kind}"])
+    found: list[tuple[str, str]] = []
+    broken: set[str] = set()  # top-level sections the schema refused: not checked further
+    for error in _validator().iter_errors(doc):
+        if error.absolute_path:
+            broken.add(str(error.absolute_path[0]))
+        found += _schema_problems(error)
+    found += semantic_problems(doc, path.stem, clauses(), frozenset(broken))
+    if found:
+        raise ScenarioError(_lines(path, document, found))
     return _build(doc, path)
 
 
-def _schema_message(error: Any) -> str:
-    # A oneOf failure alone says little; the best sub-error says what to fix.
+_REQUIRED = "id, title, covers, phases and expect"
+
+
+def _lines(path: Path, document: Document, found: list[tuple[str, str]]) -> list[str]:
+    """One line per distinct problem, in document order: `path: /pointer: message (line N)`.
+    Root-level problems ("'phases' is a required property") have no useful line."""
+    located = []
+    for where, what in set(found):
+        at = document.locate(_parts(where)) if where != "/" else None
+        located.append(((at or (0, 0)), where, what))
+    return [
+        f"{path}: {where}: {what}" + (f" (line {at[0]})" if at != (0, 0) else "")
+        for at, where, what in sorted(located)
+    ]
+
+
+def _schema_problems(error: Any) -> list[tuple[str, str]]:
+    where = list(error.absolute_path)
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        # One line per unknown field, at the field, with the likeliest intended one.
+        allowed = sorted(error.schema.get("properties", {}))
+        return [
+            (_pointer([*where, key]), _unknown_field(str(key), allowed))
+            for key in error.instance
+            if key not in allowed
+        ]
     if error.validator == "oneOf" and error.context:
+        # A oneOf failure alone says little; the closest alternative says what to fix.
         best = min(error.context, key=lambda e: (len(e.absolute_path), e.message))
-        return f"{best.message} (in one of the allowed shapes)"
-    return str(error.message)
+        return [(_pointer(where), f"{best.message} (in one of the allowed shapes)")]
+    return [(_pointer(where), str(error.message))]
+
+
+def _unknown_field(key: str, allowed: list[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(key, allowed, n=1)
+    hint = f"did you mean {close[0]!r}?" if close else f"allowed: {', '.join(allowed) or 'none'}"
+    return f"unknown field {key!r}; {hint}"
 
 
 def scenario_paths(directory: Path | None = None) -> list[Path]:
@@ -103,17 +152,34 @@ def scenario_paths(directory: Path | None = None) -> list[Path]:
     return sorted(p for p in found if p.name != CLAUSES_FILE)
 
 
-def load_all(directory: Path | None = None) -> list[Scenario]:
-    """Load every scenario in `directory`, collecting problems across all files."""
-    scenarios, problems = [], []
-    for path in scenario_paths(directory):
+def load_paths(paths: Iterable[Path]) -> list[Scenario]:
+    """Load files, collecting every problem across all of them, and refuse an id used by
+    two files (possible when they come from different directories)."""
+    scenarios: list[Scenario] = []
+    problems: list[str] = []
+    first: dict[str, Path] = {}
+    for path in paths:
         try:
-            scenarios.append(load_scenario(path))
+            scenario = load_scenario(path)
         except ScenarioError as exc:
             problems.extend(exc.problems)
+            continue
+        if scenario.id in first:
+            problems.append(
+                f"{path}: /id: id {scenario.id!r} is also used by {first[scenario.id]}; "
+                "scenario ids are unique"
+            )
+            continue
+        first[scenario.id] = path
+        scenarios.append(scenario)
     if problems:
         raise ScenarioError(problems)
     return scenarios
+
+
+def load_all(directory: Path | None = None) -> list[Scenario]:
+    """Load every scenario in `directory`, collecting problems across all files."""
+    return load_paths(scenario_paths(directory))
 
 
 # -- building the model (input is valid by now) ---------------------------------------

@@ -1,0 +1,270 @@
+"""Scenario files are JSON-compatible YAML: whatever a YAML 1.2 parser in another language
+reads from them, Python must read the same.
+
+PyYAML speaks YAML 1.1, where `yes` is true, `2024-01-01` is a date, `007` is octal and a
+repeated key silently replaces the first. Downstream runtimes vendor these files and parse
+them with their own (1.2) parsers, so those differences would turn into scenarios that mean
+one thing here and another there. This loader resolves plain scalars as the 1.2 JSON schema
+does (null, true/false, decimal numbers; everything else is a string) and refuses what JSON
+cannot express: duplicate or non-string keys, foreign tags, recursive aliases, non-finite
+numbers, and documents whose aliases expand beyond any reasonable scenario.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+_TAG = "tag:yaml.org,2002:"
+NULL, BOOL, INT, FLOAT, STR = (_TAG + t for t in ("null", "bool", "int", "float", "str"))
+SEQ, MAP = _TAG + "seq", _TAG + "map"
+
+_SCALARS = {
+    NULL: re.compile(r"^(?:~|null|Null|NULL|)$"),
+    BOOL: re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+    INT: re.compile(r"^[-+]?(?:0|[1-9][0-9]*)$"),
+    FLOAT: re.compile(r"^[-+]?(?:\.[0-9]+|(?:0|[1-9][0-9]*)(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$"),
+}
+_FIRST = {
+    NULL: ["~", "n", "N", ""],
+    BOOL: list("tTfF"),
+    INT: list("-+0123456789"),
+    FLOAT: list("-+.0123456789"),
+}
+
+# A leading zero is octal in YAML 1.1 and decimal in 1.2: refused rather than guessed.
+_AMBIGUOUS_NUMBER = re.compile(r"^[-+]?0[0-9]")
+
+# Far above any real scenario (the largest ships a few hundred values), far below what makes
+# schema validation slow: an alias "billion laughs" document is refused, not walked.
+MAX_VALUES = 100_000
+MAX_DEPTH = 64
+
+
+class _JsonResolver(yaml.resolver.BaseResolver):
+    pass
+
+
+for _tag in (NULL, BOOL, INT, FLOAT):  # order matters: an int also matches the float pattern
+    _JsonResolver.add_implicit_resolver(_tag, _SCALARS[_tag], _FIRST[_tag])
+
+
+def _c_parser() -> Any:
+    try:
+        from yaml import cyaml  # libyaml: several times faster
+    except ImportError:  # pragma: no cover - libyaml ships in every PyYAML wheel we install
+        return None
+    return getattr(cyaml, "CParser", None)
+
+
+_Parser: Any = _c_parser()
+
+
+if _Parser is not None:
+
+    class _Loader(_Parser, yaml.constructor.SafeConstructor, _JsonResolver):  # type: ignore[misc]
+        def __init__(self, stream: str) -> None:
+            _Parser.__init__(self, stream)
+            yaml.constructor.SafeConstructor.__init__(self)
+            _JsonResolver.__init__(self)
+
+else:  # pragma: no cover - libyaml is in every wheel we install; the pure parser is slower
+
+    class _Loader(  # type: ignore[no-redef]
+        yaml.reader.Reader,
+        yaml.scanner.Scanner,
+        yaml.parser.Parser,
+        yaml.composer.Composer,
+        yaml.constructor.SafeConstructor,
+        _JsonResolver,
+    ):
+        def __init__(self, stream: str) -> None:
+            yaml.reader.Reader.__init__(self, stream)
+            yaml.scanner.Scanner.__init__(self)
+            yaml.parser.Parser.__init__(self)
+            yaml.composer.Composer.__init__(self)
+            yaml.constructor.SafeConstructor.__init__(self)
+            _JsonResolver.__init__(self)
+
+
+@dataclass(frozen=True)
+class YamlProblem:
+    line: int  # 1-based
+    column: int  # 1-based
+    message: str
+
+
+class YamlError(Exception):
+    def __init__(self, problems: list[YamlProblem]) -> None:
+        super().__init__(problems[0].message)
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class Document:
+    value: Any
+    root: Node | None
+
+    def locate(self, path: list[str]) -> tuple[int, int] | None:
+        """(line, column) of the value at a JSON pointer's parts, or of its nearest existing
+        ancestor; None for an empty document."""
+        node = self.root
+        if node is None:
+            return None
+        for part in path:
+            child = _child(node, part)
+            if child is None:
+                break
+            node = child
+        return node.start_mark.line + 1, node.start_mark.column + 1
+
+
+def _child(node: Node, part: str) -> Node | None:
+    if isinstance(node, MappingNode):
+        for key, value in node.value:
+            if isinstance(key, ScalarNode) and key.value == part:
+                found: Node = value
+                return found
+    elif isinstance(node, SequenceNode) and part.isdigit() and int(part) < len(node.value):
+        child: Node = node.value[int(part)]
+        return child
+    return None
+
+
+def parse(text: str) -> Document:
+    """Parse one JSON-compatible YAML document. Raises YamlError with every problem found
+    at once (syntax errors stop the parser, so those come one at a time)."""
+    try:
+        # The pure-Python reader checks characters as it is built, so construction is
+        # inside the try too.
+        loader = _Loader(text)
+        root = loader.get_single_node()
+    except yaml.MarkedYAMLError as exc:
+        raise YamlError([_marked(exc)]) from None
+    except yaml.reader.ReaderError as exc:
+        raise YamlError([_reader(exc, text)]) from None
+    try:
+        if root is None:
+            return Document(None, None)
+        problems = _node_problems(root)
+        if problems:
+            raise YamlError(problems)
+        try:
+            return Document(loader.construct_document(root), root)
+        except yaml.MarkedYAMLError as exc:
+            raise YamlError([_marked(exc)]) from None
+    finally:
+        loader.dispose()
+
+
+def _marked(exc: yaml.MarkedYAMLError) -> YamlProblem:
+    mark = exc.problem_mark or exc.context_mark
+    line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+    message = " ".join(str(exc.problem or exc).split())
+    if exc.context:
+        message = f"{message} ({' '.join(exc.context.split())})"
+    return YamlProblem(line, column, message)
+
+
+def _reader(exc: yaml.reader.ReaderError, text: str) -> YamlProblem:
+    before = text[: max(exc.position, 0)]
+    line = before.count("\n") + 1
+    column = len(before) - (before.rfind("\n") + 1) + 1
+    char = exc.character if isinstance(exc.character, str) else chr(exc.character)
+    return YamlProblem(
+        line, column, f"unacceptable character {char!r} ({exc.reason}); remove it or escape it"
+    )
+
+
+def _at(node: Node, message: str) -> YamlProblem:
+    return YamlProblem(node.start_mark.line + 1, node.start_mark.column + 1, message)
+
+
+def _node_problems(root: Node) -> list[YamlProblem]:
+    """Walk the node graph once, iteratively (a hostile document must not exhaust the
+    stack), checking each node and the size and depth of the document as JSON would see
+    it, aliases expanded."""
+    problems: list[YamlProblem] = []
+    size: dict[int, int] = {}
+    depth: dict[int, int] = {}
+    visiting: set[int] = set()
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, leaving = stack.pop()
+        key = id(node)
+        kids = _children(node)
+        if leaving:
+            visiting.discard(key)
+            size[key] = min(1 + sum(size[id(k)] for k in kids), MAX_VALUES + 1)
+            depth[key] = 1 + max((depth[id(k)] for k in kids), default=0)
+            continue
+        if key in size:
+            continue  # an alias of a node already checked
+        problems += _check(node)
+        visiting.add(key)
+        stack.append((node, True))
+        for kid in kids:
+            if id(kid) in visiting:
+                return [
+                    *problems,
+                    _at(kid, "an alias refers to its own anchor; JSON has no cycles"),
+                ]
+            stack.append((kid, False))
+    if size[id(root)] > MAX_VALUES:
+        problems.append(
+            _at(root, f"the document expands to more than {MAX_VALUES} values; check its aliases")
+        )
+    if depth[id(root)] > MAX_DEPTH:
+        problems.append(_at(root, f"the document nests deeper than {MAX_DEPTH} levels"))
+    return problems
+
+
+def _children(node: Node) -> list[Node]:
+    if isinstance(node, MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _check(node: Node) -> list[YamlProblem]:
+    if isinstance(node, ScalarNode):
+        if node.tag == STR:
+            plain = not node.style  # None from the Python parser, "" from libyaml
+            if plain and _AMBIGUOUS_NUMBER.match(node.value):
+                return [
+                    _at(node, f"{node.value!r} reads as octal in YAML 1.1; quote it or drop the 0")
+                ]
+            return []
+        pattern = _SCALARS.get(node.tag)
+        if pattern is None:
+            return [_at(node, f"tag {node.tag} is not JSON; remove it or quote the value")]
+        if not pattern.match(node.value):
+            kind = node.tag.removeprefix(_TAG)
+            return [_at(node, f"{node.value!r} is not a JSON {kind}; quote it to make a string")]
+        return []
+    if isinstance(node, SequenceNode):
+        return [] if node.tag == SEQ else [_at(node, f"tag {node.tag} is not a JSON array")]
+    if not isinstance(node, MappingNode) or node.tag != MAP:
+        return [_at(node, f"tag {node.tag} is not a JSON object")]
+    problems = []
+    seen: dict[str, int] = {}
+    for key, _ in node.value:
+        if not isinstance(key, ScalarNode) or key.tag != STR:
+            shown = key.value if isinstance(key, ScalarNode) else "a collection"
+            problems.append(_at(key, f"key {shown!r} is not a string; quote it"))
+            continue
+        if key.value in seen:
+            problems.append(
+                _at(
+                    key,
+                    f"duplicate key {key.value!r} (first at line {seen[key.value]}); a key "
+                    "may appear once in a mapping",
+                )
+            )
+        seen.setdefault(key.value, key.start_mark.line + 1)
+    return problems
