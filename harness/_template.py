@@ -29,7 +29,7 @@ class Ref:
     source: str
 
     def __str__(self) -> str:
-        return "{{" + self.source.strip() + "}}"
+        return "{{" + _flat(self.source) + "}}"
 
 
 def parse(text: str) -> list[Ref]:
@@ -39,13 +39,18 @@ def parse(text: str) -> list[Ref]:
         ref = _REF.fullmatch(inner)
         if ref is None:
             raise TemplateSyntaxError(
-                f"template {{{{{inner.strip()}}}}} is not LABEL.result, LABEL.id or LABEL.args.PATH"
+                f"template {{{{{_flat(inner)}}}}} is not LABEL.result, LABEL.id or LABEL.args.PATH"
             )
         path = tuple(p for p in ref.group(3).split(".") if p)
         if ref.group(2) != "args" and path:
-            raise TemplateSyntaxError(f"template {{{{{inner.strip()}}}}}: only 'args' takes a path")
+            raise TemplateSyntaxError(f"template {{{{{_flat(inner)}}}}}: only 'args' takes a path")
         refs.append(Ref(ref.group(1), ref.group(2), path, inner))
     return refs
+
+
+def _flat(source: str) -> str:
+    # Error messages are one line each; a template may span several in a YAML block scalar.
+    return " ".join(source.split())
 
 
 def refs_in(value: Any) -> list[Ref]:

@@ -272,3 +272,10 @@ def test_an_id_used_by_two_files_is_refused(tmp_path: Path) -> None:
     assert info.value.problems == [
         f"{second}: /id: id 'case' is also used by {first}; scenario ids are unique"
     ]
+
+
+def test_a_line_break_in_quoted_text_stays_one_line(tmp_path: Path) -> None:
+    # Found by the fuzz test: a template split across lines in a quoted scalar.
+    text = GOOD.format(id="case").replace('"got {{d.result}}"', '"got {{d\n          .result}}"')
+    (line,) = problems(write(tmp_path, text))
+    assert "template {{d .result}} is not LABEL.result" in line

@@ -77,7 +77,7 @@ def _read(path: Path) -> Document:
         return parse(text)
     except YamlError as exc:
         raise ScenarioError(
-            [f"{path}:{p.line}:{p.column}: {p.message}" for p in exc.problems]
+            [f"{path}:{p.line}:{p.column}: {_one_line(p.message)}" for p in exc.problems]
         ) from None
 
 
@@ -112,14 +112,20 @@ _REQUIRED = "id, title, covers, phases and expect"
 def _lines(path: Path, document: Document, found: list[tuple[str, str]]) -> list[str]:
     """One line per distinct problem, in document order: `path: /pointer: message (line N)`.
     Root-level problems ("'phases' is a required property") have no useful line."""
-    located = []
-    for where, what in set(found):
-        at = document.locate(_parts(where)) if where != "/" else None
-        located.append(((at or (0, 0)), where, what))
+    located = sorted(
+        ((document.locate(_parts(where)) if where != "/" else None) or (0, 0), where, what)
+        for where, what in set(found)
+    )
     return [
-        f"{path}: {where}: {what}" + (f" (line {at[0]})" if at != (0, 0) else "")
-        for at, where, what in sorted(located)
+        f"{path}: {_one_line(where)}: {_one_line(what)}" + (f" (line {line})" if line else "")
+        for (line, _), where, what in located
     ]
+
+
+def _one_line(message: str) -> str:
+    """The promise is one line per problem, and messages quote the user's text, which may
+    hold line breaks (a template in a block scalar, an unknown key): shown escaped."""
+    return message.replace("\r", "\\r").replace("\n", "\\n")
 
 
 def _schema_problems(error: Any) -> list[tuple[str, str]]:
