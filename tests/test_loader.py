@@ -63,7 +63,7 @@ def test_yaml_syntax_error_has_line_and_column(tmp_path: Path) -> None:
     [
         ("id: a\ntitle: t\nid: b\n", "3:1", "duplicate key 'id' (first at line 1)"),
         ("id: a\n1: x\n", "2:1", "key '1' is not a string; quote it"),
-        ("id: a\nx: 0777\n", "2:4", "'0777' reads as octal in YAML 1.1; quote it"),
+        ("id: a\nx: 0777\n", "2:4", "'0777' is a number to some YAML parsers"),
         ("id: a\nx: !!binary aGk=\n", "2:4", "tag tag:yaml.org,2002:binary is not JSON"),
         ("id: a\nx: !!python/object:os.system y\n", "2:4", "is not JSON"),
         ("id: a\nx: !!float .nan\n", "2:4", "'.nan' is not a JSON float"),
@@ -101,14 +101,57 @@ def test_an_alias_bomb_is_refused_before_it_is_expanded(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("value", "expected"),
-    [("2024-01-01", "2024-01-01"), ("yes", "yes"), ("off", "off"), ("1_000", "1_000")],
+    ("value", "kind"),
+    [
+        ("yes", "boolean"),
+        ("off", "boolean"),
+        ("2024-01-01", "timestamp"),
+        ("0777", "number"),
+        ("0x1F", "number"),
+        ("1_000", "number"),
+        ("10:30", "number"),
+        (".inf", "number"),
+        (".nan", "number"),
+    ],
 )
-def test_plain_scalars_read_as_yaml_1_2_does(tmp_path: Path, value: str, expected: str) -> None:
-    # YAML 1.1 (PyYAML's default) would read a date, True, False and 1000.
-    text = GOOD.format(id="case").replace("say: hi", f"say: {value}")
+def test_scalars_yaml_parsers_disagree_on_must_be_quoted(
+    tmp_path: Path, value: str, kind: str
+) -> None:
+    # YAML 1.1 (PyYAML, Go's yaml.v2) and the 1.2 core schema (JavaScript's yaml) read
+    # these as booleans, dates or numbers; a JSON-schema 1.2 parser reads strings.
+    path = write(tmp_path, GOOD.format(id="case").replace("say: hi", f"say: {value}"))
+    (line,) = problems(path)
+    assert line == (
+        f"{path}:13:20: {value!r} is a {kind} to some YAML parsers and a string to others; quote it"
+    )
+    quoted = write(tmp_path, GOOD.format(id="case").replace("say: hi", f"say: '{value}'"))
+    assert load_scenario(quoted).agents["child"].script[0].say == value
+
+
+def test_numbers_are_json_numbers(tmp_path: Path) -> None:
+    # JSON cannot tell 2.0 from 2: read as an int, as every other language's parser does.
+    text = GOOD.format(id="case").replace("title: t", "title: t\nstream_chunk: 2.0")
     scenario = load_scenario(write(tmp_path, text))
-    assert scenario.agents["child"].script[0].say == expected
+    assert scenario.stream_chunk == 2 and isinstance(scenario.stream_chunk, int)
+    path = write(tmp_path, GOOD.format(id="case").replace("prompt: p", "prompt: p, num: 1e400"))
+    assert problems(path) == [f"{path}:9:45: 1e400 is too large for a JSON number"]
+
+
+def test_patterns_end_at_the_end_of_the_string(tmp_path: Path) -> None:
+    # Python's `$` also matches before a final newline; JSON Schema's (ECMA-262) does not.
+    text = GOOD.format(id="case").replace("  child:\n", '  "child\\n":\n')
+    lines = problems(write(tmp_path, text))
+    assert any("/agents: 'child\\n' does not match '^[A-Za-z0-9]" in line for line in lines)
+
+
+def test_the_closest_shape_of_a_step_or_phase_is_the_one_reported(tmp_path: Path) -> None:
+    text = GOOD.format(id="case").replace("{say: hi}", "{say: 1}")
+    text = text.replace("phases: [{start: parent, prompt: go}]", "phases: [{start: parent}]")
+    path = write(tmp_path, text)
+    assert problems(path) == [
+        f"{path}: /agents/child/script/0/say: 1 is not of type 'string' (line 13)",
+        f"{path}: /phases/0: 'prompt' is a required property (line 14)",
+    ]
 
 
 def test_not_utf8_names_the_line(tmp_path: Path) -> None:

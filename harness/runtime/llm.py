@@ -7,7 +7,8 @@ server), which is the one seam a fake model plugs into.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import re
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -107,7 +108,7 @@ async def _read_stream(response: httpx.Response) -> Reply:
     content: list[str] = []
     calls: dict[int, dict[str, Any]] = {}
     done = False
-    async for line in response.aiter_lines():
+    async for line in _sse_lines(response):
         if not line.startswith("data:"):
             continue  # blank separators, comments, event: lines
         data = line[5:].strip()
@@ -134,6 +135,22 @@ async def _read_stream(response: httpx.Response) -> Reply:
             raise ValueError(f"tool call at index {index} never received its id and name")
         tool_calls.append(ToolCall(call["id"], call["name"], "".join(call["arguments"])))
     return Reply(content="".join(content) if content else None, tool_calls=tuple(tool_calls))
+
+
+async def _sse_lines(response: httpx.Response) -> AsyncIterator[str]:
+    """Lines as SSE defines them: ended by CR, LF or CRLF only. httpx's aiter_lines() also
+    breaks at U+2028, U+0085 and the like, which a JSON string may carry raw."""
+    pending = ""
+    async for text in response.aiter_text():
+        pending += text
+        *lines, pending = _SSE_EOL.split(pending)
+        for line in lines:
+            yield line
+    if pending:
+        yield pending
+
+
+_SSE_EOL = re.compile(r"\r\n|\r|\n")
 
 
 def _error_from(response: httpx.Response) -> ChatError:

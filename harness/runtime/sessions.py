@@ -82,10 +82,9 @@ class SessionStore:
         """Load a stored session from disk, as a new process would on resume."""
         path = self._path(id)
         try:
-            lines = path.read_text(encoding="utf-8").splitlines()
+            events = _decode(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise SessionError(f"no stored session {id!r} to resume") from None
-        events = [json.loads(line) for line in lines if line]
         if not events or events[0].get("type") != "session/header":
             raise SessionError(f"session {id!r} has no header line")
         return Session(self, SessionHeader.from_event(events[0]), path, events)
@@ -95,8 +94,7 @@ class SessionStore:
 
     def read(self, id: str) -> list[Event]:
         """Events as they are on disk: the durable truth observations are built from."""
-        lines = self._path(id).read_text(encoding="utf-8").splitlines()
-        return [json.loads(line) for line in lines if line]
+        return _decode(self._path(id).read_text(encoding="utf-8"))
 
     def next_seq(self) -> int:
         """The next number in the order shared by every event of this store's world."""
@@ -134,6 +132,12 @@ class Session:
     def messages(self) -> list[Message]:
         """The conversation as the model saw it, rebuilt from durable events."""
         return to_messages(self.events)
+
+
+def _decode(text: str) -> list[Event]:
+    # JSONL lines end at "\n" only. str.splitlines() also breaks at U+2028, U+0085 and
+    # other separators, which ensure_ascii=False leaves raw inside a JSON string.
+    return [json.loads(line) for line in text.split("\n") if line]
 
 
 def to_messages(events: list[Event]) -> list[Message]:

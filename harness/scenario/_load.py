@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,23 @@ def _validator() -> Any:
     import jsonschema  # heavy; only paid when a scenario is actually loaded
 
     schema = json.loads(schema_path().read_text(encoding="utf-8"))
-    return jsonschema.Draft202012Validator(schema)
+    extend: Any = jsonschema.validators.extend  # untyped in the stubs
+    return extend(jsonschema.Draft202012Validator, {"pattern": _ecma_pattern})(schema)
+
+
+def _ecma_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:
+    """JSON Schema patterns are ECMA-262, where `$` is the end of the string. Python's `$`
+    also matches before a final newline, so "lead\n" passed `^[A-Za-z0-9]...$` and became
+    a session file name and a header value. (Our patterns hold no escaped `$`.)"""
+    from jsonschema.exceptions import ValidationError
+
+    if isinstance(instance, str) and not _ecma(pattern).search(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+@functools.cache
+def _ecma(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern.replace("$", r"\Z"))
 
 
 def _pointer(path: Iterable[Any]) -> str:
@@ -139,9 +156,15 @@ def _schema_problems(error: Any) -> list[tuple[str, str]]:
             if key not in allowed
         ]
     if error.validator == "oneOf" and error.context:
-        # A oneOf failure alone says little; the closest alternative says what to fix.
-        best = min(error.context, key=lambda e: (len(e.absolute_path), e.message))
-        return [(_pointer(where), f"{best.message} (in one of the allowed shapes)")]
+        # A oneOf failure alone says little. The shape the value came closest to (fewest
+        # problems, then the deepest) is most likely the one meant: report its problems.
+        shapes: dict[Any, list[Any]] = {}
+        for sub in error.context:
+            shapes.setdefault(sub.relative_schema_path[0], []).append(sub)
+        closest = min(
+            shapes.values(), key=lambda errs: (len(errs), -max(len(e.absolute_path) for e in errs))
+        )
+        return [problem for sub in closest for problem in _schema_problems(sub)]
     return [(_pointer(where), str(error.message))]
 
 

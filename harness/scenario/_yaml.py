@@ -12,6 +12,7 @@ numbers, and documents whose aliases expand beyond any reasonable scenario.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -36,8 +37,30 @@ _FIRST = {
     FLOAT: list("-+.0123456789"),
 }
 
-# A leading zero is octal in YAML 1.1 and decimal in 1.2: refused rather than guessed.
-_AMBIGUOUS_NUMBER = re.compile(r"^[-+]?0[0-9]")
+# Plain scalars this loader reads as strings but other common parsers read otherwise
+# (YAML 1.1: PyYAML's default, Go's yaml.v2, Ruby; the 1.2 core schema: JavaScript's yaml).
+# Refused rather than guessed, so a vendored scenario means the same in every language.
+_AMBIGUOUS = [
+    ("boolean", re.compile(r"^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF)$")),
+    (
+        "number",
+        re.compile(
+            r"^[-+]?(?:0[0-9_]+(?:\.[0-9_]*)?|0[box][0-9a-fA-F_]+|\.(?:inf|Inf|INF)"
+            r"|[0-9][0-9_]*_[0-9_.]*(?:[eE][-+]?[0-9]+)?|[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?)$"
+            r"|^\.(?:nan|NaN|NAN)$"
+        ),
+    ),
+    (
+        "timestamp",
+        re.compile(
+            r"^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}"
+            r"(?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?)?$"
+        ),
+    ),
+]
+# JSON cannot tell 2.0 from 2, and a parser in another language gives 2: so does this one,
+# within the range where a double holds every integer exactly.
+_EXACT = 2**53
 
 # Far above any real scenario (the largest ships a few hundred values), far below what makes
 # schema validation slow: an alias "billion laughs" document is refused, not walked.
@@ -223,6 +246,29 @@ def _node_problems(root: Node) -> list[YamlProblem]:
     return problems
 
 
+def _ambiguous(node: ScalarNode) -> list[YamlProblem]:
+    if node.style:  # quoted or a block scalar: a string to every parser
+        return []
+    for kind, pattern in _AMBIGUOUS:
+        if pattern.match(node.value):
+            return [
+                _at(
+                    node,
+                    f"{node.value!r} is a {kind} to some YAML parsers and a string to others; "
+                    "quote it",
+                )
+            ]
+    return []
+
+
+def _float(loader: Any, node: ScalarNode) -> float | int:
+    value = float(node.value)  # _check made sure it is a finite JSON number
+    return int(value) if value.is_integer() and abs(value) < _EXACT else value
+
+
+_Loader.add_constructor(FLOAT, _float)
+
+
 def _children(node: Node) -> list[Node]:
     if isinstance(node, MappingNode):
         return [n for pair in node.value for n in pair]
@@ -234,18 +280,15 @@ def _children(node: Node) -> list[Node]:
 def _check(node: Node) -> list[YamlProblem]:
     if isinstance(node, ScalarNode):
         if node.tag == STR:
-            plain = not node.style  # None from the Python parser, "" from libyaml
-            if plain and _AMBIGUOUS_NUMBER.match(node.value):
-                return [
-                    _at(node, f"{node.value!r} reads as octal in YAML 1.1; quote it or drop the 0")
-                ]
-            return []
+            return _ambiguous(node)
         pattern = _SCALARS.get(node.tag)
         if pattern is None:
             return [_at(node, f"tag {node.tag} is not JSON; remove it or quote the value")]
         if not pattern.match(node.value):
             kind = node.tag.removeprefix(_TAG)
             return [_at(node, f"{node.value!r} is not a JSON {kind}; quote it to make a string")]
+        if node.tag == FLOAT and not math.isfinite(float(node.value)):
+            return [_at(node, f"{node.value} is too large for a JSON number")]
         return []
     if isinstance(node, SequenceNode):
         return [] if node.tag == SEQ else [_at(node, f"tag {node.tag} is not a JSON array")]
@@ -258,6 +301,8 @@ def _check(node: Node) -> list[YamlProblem]:
             shown = key.value if isinstance(key, ScalarNode) else "a collection"
             problems.append(_at(key, f"key {shown!r} is not a string; quote it"))
             continue
+        if key.value == "<<" and not key.style:
+            problems.append(_at(key, "'<<' merges mappings in YAML 1.1 only; quote it"))
         if key.value in seen:
             problems.append(
                 _at(
