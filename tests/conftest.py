@@ -5,6 +5,10 @@ import pytest
 from harness.run import Wire
 from harness.scenario import Scenario, load_all
 
+# Suite-wide guarantees, each its own plugin: no socket off loopback, shuffled order on
+# demand, and the fuzz profiles registered before hypothesis applies --hypothesis-profile.
+pytest_plugins = ["tests._offline", "tests._order", "tests.fuzzing"]
+
 SCENARIOS = {s.id: s for s in load_all()}
 # Every scenario runs over each wire and must give the same observation and snapshot.
 WIRES = [Wire(), Wire(stream=True), Wire(stream=True, chunk=7), Wire(stream=True, chunk=1)]
