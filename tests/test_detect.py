@@ -99,13 +99,15 @@ def test_a_long_progressing_run_is_not_a_hang() -> None:
 
 
 class ThreadedHuman(ScriptedHuman):
-    """Answers from another thread: a wait the loop cannot see into."""
-
-    release = threading.Event()
+    """Answers from another thread, twice the backstop after the question arrives: a wait
+    the loop cannot see into, which only the backstop can end."""
 
     async def answer(self, request: AskUserQuestionRequest) -> Sequence[Answer]:
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(None, self.release.wait, 5)
+        # Timed from the question, not from the test's start: setting up a run (freezegun
+        # scanning every loaded module) can take longer than the backstop itself.
+        release = threading.Event()
+        threading.Timer(0.6, release.set).start()
+        await asyncio.get_running_loop().run_in_executor(None, release.wait, 5)
         return []
 
 
@@ -114,7 +116,6 @@ def test_waits_in_threads_are_left_to_the_backstop(monkeypatch: object) -> None:
 
     monkeypatch.setattr(world_module, "make_answerer", lambda s: ThreadedHuman())  # type: ignore[attr-defined]
     scenario = dataclasses.replace(SCENARIOS["live-root-answered"], world=World("scripted"))
-    threading.Timer(0.6, ThreadedHuman.release.set).start()
     result = run_scenario(scenario, backstop=0.3)
     assert result.observation.outcome == "error"
     assert (result.observation.error or "").startswith("backstop: the scenario was still running")
