@@ -83,7 +83,8 @@ KEYS = [
     "id", "title", "covers", "guard", "stream_chunk", "description", "world", "registry",
     "answerer", "answers", "answer_delay_ms", "agents", "parent", "child", "spawned_by",
     "session", "delegation_depth", "script", "plan_mode", "say", "call", "calls", "args",
-    "as", "name", "prompt", "phases", "start", "resume", "ask", "live", "reenter", "detach",
+    "as", "name", "prompt", "features", "owner", "phases", "start", "resume", "ask", "live",
+    "reenter", "detach",
     "caller", "caller_object", "aborted", "questions", "question", "intent", "faults",
     "kind", "agent", "tool", "expect", "outcome", "answerer_calls", "tool_errors", "code",
     "handoffs", "final", "contains", "equals", "<<", "? [a, b]",
@@ -194,8 +195,8 @@ def _strings(doc: Any) -> list[tuple[Any, Any]]:
     return [(c, k) for c, k in _slots(doc) if isinstance(c[k], str)]
 
 
-REF_KEYS = {"spawned_by", "start", "resume", "name", "agent", "caller", "as"}
-NAME_MAPS = {"agents", "final", "plan_mode", "live", "answers"}
+REF_KEYS = {"spawned_by", "start", "resume", "name", "agent", "owner", "caller", "as"}
+NAME_MAPS = {"agents", "final", "plan_mode", "answers"}
 
 
 def _names(doc: Any) -> list[str]:
@@ -281,7 +282,7 @@ def _mutate(draw: st.DrawFn, doc: Any) -> Any:
             for c, k in _slots(doc)
             if (isinstance(c, dict) and k in REF_KEYS and isinstance(c[k], str))
             or (isinstance(c, list) and isinstance(c[k], str) and c[k] in _names(doc))
-            # live: {child: parent}: the owner named by an agent's entry
+            # live: [{agent: child, owner: parent}]: the names in an entry
             or (isinstance(c, dict) and k in _names(doc) and isinstance(c[k], str | None))
         ]
         if refs:

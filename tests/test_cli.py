@@ -63,7 +63,7 @@ def test_bad_input_is_one_line_and_exit_2(
     err = capsys.readouterr().err
     assert "Traceback" not in err
     *problems, total = err.splitlines()
-    assert total == "harness: 4 problem(s) in scenario files; nothing was run"
+    assert total == "harness: 5 problem(s) in scenario files; nothing was run"
     assert all(line.startswith(f"{tmp_path / 'broken.yaml'}: /: ") for line in problems)
     assert any("'phases' is a required property" in line for line in problems)
     assert main(["--scenarios", str(tmp_path / "missing"), "list"]) == 2

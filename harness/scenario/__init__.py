@@ -9,6 +9,7 @@ from harness.scenario._load import (
     scenario_paths,
 )
 from harness.scenario._model import (
+    FEATURES,
     AgentSpec,
     DirectAsk,
     Expect,
@@ -19,8 +20,10 @@ from harness.scenario._model import (
     ToolErrorExpect,
     World,
 )
+from harness.scenario._version import scenarios_version
 
 __all__ = [
+    "FEATURES",
     "AgentSpec",
     "DirectAsk",
     "Expect",
@@ -36,4 +39,5 @@ __all__ = [
     "load_paths",
     "load_scenario",
     "scenario_paths",
+    "scenarios_version",
 ]

@@ -8,14 +8,13 @@ from typing import Any
 
 from harness import _template
 from harness.runtime.tools import default_tools
+from harness.scenario._features import Problem, feature_problems, step_calls
 
 TOOLS = tuple(t.name for t in default_tools())
 CALLER_TOOLS = (
     "ask_user_question",
     "exit_plan_mode",
 )  # tools that forward the calling agent to ask()
-
-Problem = tuple[str, str]
 
 
 def semantic_problems(
@@ -38,6 +37,8 @@ def semantic_problems(
         out += _covers(doc["covers"], clauses)
     if sound("world"):
         out += _world(doc.get("world", {}))
+    if sound("features") and "features" in doc:
+        out += feature_problems(doc, sound)
     if not sound("agents"):
         return out
     agents: dict[str, Any] = doc.get("agents", {})
@@ -92,7 +93,7 @@ def _expect(
         n
         for p in phases
         if "ask" in p
-        for n in [*p["ask"].get("live", {}), p["ask"].get("caller")]
+        for n in [*(e["agent"] for e in p["ask"].get("live", [])), p["ask"].get("caller")]
         if n is not None
     }
     for i, err in enumerate(expect.get("tool_errors", [])):
@@ -130,13 +131,6 @@ def _lineage(agents: dict[str, Any], names: list[str]) -> Iterator[Problem]:
             owner = agents[owner].get("spawned_by")
 
 
-def _calls(step: dict[str, Any], where: str) -> Iterator[tuple[dict[str, Any], str]]:
-    if "call" in step:
-        yield step, where
-    for j, call in enumerate(step.get("calls", [])):
-        yield call, f"{where}/calls/{j}"
-
-
 def _script(name: str, agents: dict[str, Any]) -> Iterator[Problem]:
     children = sorted(n for n, a in agents.items() if a.get("spawned_by") == name)
     labels: dict[str, dict[str, Any]] = {}  # label -> args of the labelled call
@@ -145,7 +139,7 @@ def _script(name: str, agents: dict[str, Any]) -> Iterator[Problem]:
         visible = dict(labels)  # a step may only refer to calls of earlier steps
         if "say" in step:
             yield from _refs(step["say"], f"{where}/say", visible)
-        for call, at in _calls(step, where):
+        for call, at in step_calls(step, where):
             args = call.get("args", {})
             yield from _refs(args, f"{at}/args", visible)
             if call["call"] not in TOOLS:
@@ -250,7 +244,7 @@ def _delegations(agents: dict[str, Any]) -> Iterator[Problem]:
         targets = [
             call.get("args", {}).get("name")
             for i, step in enumerate(agents[parent]["script"])
-            for call, _ in _calls(step, "")
+            for call, _ in step_calls(step, "")
             if call["call"] == "subagent"
         ]
         if any(not isinstance(t, str) or "{{" in t for t in targets):
@@ -275,11 +269,17 @@ def _direct(ask: dict[str, Any], where: str) -> Iterator[Problem]:
                 "matched by id",
             )
         seen.add(question["id"])
-    live = ask.get("live", {})
-    for name, owner in live.items():
-        order = list(live)
-        if owner is not None and (owner not in live or order.index(owner) > order.index(name)):
-            yield f"{where}/live/{name}", f"owner {owner!r} must be entered in live before {name}"
+    live: list[str] = []  # entered so far, in order
+    for j, entry in enumerate(ask.get("live", [])):
+        name, owner = entry["agent"], entry.get("owner")
+        if name in live:
+            yield f"{where}/live/{j}/agent", f"{name!r} is already entered; use reenter"
+        if owner is not None and owner not in live:
+            yield (
+                f"{where}/live/{j}/owner",
+                f"owner {owner!r} must be entered in live before {name}",
+            )
+        live.append(name)
     for key in ("reenter", "detach"):
         for j, name in enumerate(ask.get(key, [])):
             if name not in live:

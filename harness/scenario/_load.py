@@ -123,7 +123,7 @@ def load_scenario(path: Path) -> Scenario:
     return _build(doc, path)
 
 
-_REQUIRED = "id, title, covers, phases and expect"
+_REQUIRED = "id, title, covers, features, phases and expect"
 
 
 def _lines(path: Path, document: Document, found: list[tuple[str, str]]) -> list[str]:
@@ -219,6 +219,7 @@ def _build(doc: dict[str, Any], path: Path) -> Scenario:
         id=doc["id"],
         title=doc["title"],
         covers=tuple(doc["covers"]),
+        features=tuple(doc["features"]),
         guard=doc.get("guard", "runtime-ownership"),
         stream_chunk=doc.get("stream_chunk"),
         description=doc.get("description", ""),
@@ -271,7 +272,7 @@ def _phase(doc: dict[str, Any]) -> Phase:
         ask.get("caller"),
         ask=DirectAsk(
             questions=tuple(_question(q) for q in ask["questions"]),
-            live=tuple(ask.get("live", {}).items()),
+            live=tuple((e["agent"], e.get("owner")) for e in ask.get("live", [])),
             reenter=tuple(ask.get("reenter", ())),
             detach=tuple(ask.get("detach", ())),
             caller=ask.get("caller"),

@@ -9,6 +9,26 @@ from typing import Any
 from harness._script import Turn
 from harness.runtime.questions import Answer, Question
 
+# The closed vocabulary of `features:` tags, in the order scenarios/schema.json lists them
+# (its $defs/feature enum, which describes each one). Mirrored here so Python code can
+# name the known tags without reading the schema; tests/test_selfcheck.py keeps the two
+# equal, and harness.scenario._check holds the rule that decides each tag from content.
+FEATURES: tuple[str, ...] = (
+    "service",
+    "assembled",
+    "resume",
+    "plan-mode",
+    "intent",
+    "faults",
+    "header-override",
+    "parallel-calls",
+    "nested-delegation",
+    "hang",
+    "guard-variant",
+    "no-registry",
+    "no-answerer",
+)
+
 
 @dataclass(frozen=True)
 class World:
@@ -105,6 +125,9 @@ class Scenario:
     faults: tuple[Fault, ...]
     expect: Expect
     covers: tuple[str, ...] = ()
+    # As written in the file (order kept, so a report can echo the author's list); a
+    # default so code that builds a Scenario by hand need not invent tags.
+    features: tuple[str, ...] = ()
     guard: str = "runtime-ownership"
     stream_chunk: int | None = None
     description: str = ""
