@@ -183,7 +183,7 @@ def check_intent(question: Question) -> None:
             f"question {question.id} declares intent {intent.kind} whose approve label "
             f"{json.dumps(intent.approve, ensure_ascii=False)} names none of its options",
         )
-    if not question.detail:
+    if question.detail is None:  # present, as upstream checks (=== undefined); "" is present
         raise UserQuestionError(
             BAD_INTENT,
             f"question {question.id} declares intent {intent.kind} without the detail it reviews",
