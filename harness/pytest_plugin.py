@@ -15,15 +15,18 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from syrupy.location import PyTestLocation
+
+if TYPE_CHECKING:
+    from harness.adapters import Adapter, Expectations
 
 CI_TRUE = frozenset({"true", "1"})
 CI_REFUSAL = (
@@ -131,6 +134,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="directory of scenario snapshots (default: <rootdir>/snapshots)",
     )
     group.addoption(
+        "--harness-adapter",
+        metavar="SPEC",
+        default=None,
+        help="the runtime under test: reference (default), node-dsh, jsonl:COMMAND or "
+        "module:factory",
+    )
+    group.addoption(
         "--harness-observed",
         metavar="DIR",
         default=None,
@@ -204,6 +214,37 @@ def harness_guard(request: pytest.FixtureRequest) -> str | None:
         except ValueError as exc:
             raise pytest.UsageError(f"--guard: {exc}") from None
     return name
+
+
+@pytest.fixture(scope="session")
+def harness_adapter(request: pytest.FixtureRequest) -> Iterator[Adapter]:
+    """The runtime under test, started once per session (and per xdist worker)."""
+    from harness.adapters import AdapterError, open_adapter
+
+    spec: str | None = request.config.getoption("--harness-adapter")
+    try:
+        adapter = open_adapter(spec)
+    except AdapterError as exc:
+        raise pytest.UsageError(f"--harness-adapter: {exc}") from None
+    try:
+        yield adapter
+    finally:
+        adapter.close()
+
+
+@pytest.fixture(scope="session")
+def harness_expectations(harness_adapter: Adapter) -> Expectations:
+    """The adapter's known failures, checked against the scenario ids it names."""
+    from harness.adapters import Expectations, ExpectationsError
+    from harness.scenario import load_all
+
+    path = harness_adapter.expectations
+    if path is None or not path.is_file():
+        return Expectations.none()
+    try:
+        return Expectations.load(path, {s.id for s in load_all()})
+    except ExpectationsError as exc:
+        raise pytest.UsageError("\n".join(exc.problems)) from None
 
 
 @pytest.fixture

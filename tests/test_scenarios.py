@@ -1,21 +1,68 @@
-"""Every scenario in scenarios/: its expectations hold, and its observation matches the
-golden snapshot byte for byte."""
+"""Every scenario in scenarios/, on the runtime under test (`--harness-adapter`, default the
+reference runtime): its expectations hold, and its observation matches the golden snapshot,
+byte for byte for the reference, in its portable part for any other runtime.
+
+A scenario needing a feature the adapter lacks is skipped, with the feature named; one its
+known-failures file lists is a strict xfail, so a fix there (a NEW PASS) fails the run too.
+"""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
-from harness.run import Wire, run_scenario
+import pytest
+
+from harness.adapters import Adapter, Expectations, ReferenceAdapter
+from harness.run import Result, Wire, differences, portable, run_scenario
 from harness.scenario import Scenario
 
 
-def test_expectations(scenario: Scenario, harness_guard: str | None, wire: Wire) -> None:
-    result = run_scenario(scenario, guard=harness_guard, wire=wire)
+def run(
+    request: pytest.FixtureRequest,
+    scenario: Scenario,
+    adapter: Adapter,
+    expectations: Expectations,
+    guard: str | None,
+    wire: Wire,
+) -> Result:
+    result = run_scenario(scenario, guard=guard, wire=wire, adapter=adapter)
+    if result.status == "skip":
+        pytest.skip(result.mismatches[0])  # a feature this runtime does not have, by design
+    reason = expectations.failing.get(scenario.id)
+    if reason is not None:
+        request.applymarker(pytest.mark.xfail(reason=reason, strict=True))
+    return result
+
+
+def test_expectations(
+    request: pytest.FixtureRequest,
+    scenario: Scenario,
+    harness_adapter: Adapter,
+    harness_expectations: Expectations,
+    harness_guard: str | None,
+    wire: Wire,
+) -> None:
+    result = run(request, scenario, harness_adapter, harness_expectations, harness_guard, wire)
     assert result.status == "pass", "\n".join(result.mismatches)
 
 
 def test_snapshot(
-    scenario: Scenario, scenario_snapshot: Any, harness_guard: str | None, wire: Wire
+    request: pytest.FixtureRequest,
+    scenario: Scenario,
+    scenario_snapshot: Any,
+    harness_snapshot_dir: Path,
+    harness_adapter: Adapter,
+    harness_expectations: Expectations,
+    harness_guard: str | None,
+    wire: Wire,
 ) -> None:
-    observation = run_scenario(scenario, guard=harness_guard, wire=wire).observation
-    assert observation.snapshot() == scenario_snapshot
+    result = run(request, scenario, harness_adapter, harness_expectations, harness_guard, wire)
+    observed = result.observation.snapshot()
+    if isinstance(harness_adapter, ReferenceAdapter):
+        assert observed == scenario_snapshot
+        return
+    golden = json.loads((harness_snapshot_dir / f"{scenario.id}.json").read_text("utf-8"))
+    found = differences(portable(golden), portable(observed), limit=20)
+    assert not found, "\n".join(found)

@@ -1,6 +1,6 @@
 """The runner: scenario -> world -> run -> observation -> verdict."""
 
-from harness.run._observe import Observation, snapshot_text
+from harness.run._observe import Observation, differences, portable, snapshot_text
 from harness.run._runner import (
     DEFAULT_BACKSTOP,
     FROZEN_AT,
@@ -20,9 +20,11 @@ __all__ = [
     "Observation",
     "Result",
     "Wire",
+    "differences",
     "frozen_time",
     "judge",
     "observe_scenario",
+    "portable",
     "run_scenario",
     "run_scenarios",
     "snapshot_text",

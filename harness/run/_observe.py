@@ -79,6 +79,43 @@ class Observation:
         return doc
 
 
+# What every runtime can report, whatever its language: no durable logs (their format is
+# the reference's), no hang graph, no error prose, no request bodies. Foreign adapters are
+# held to exactly this part of the golden snapshot.
+PORTABLE = ("outcome", "answerer_calls", "tool_errors", "handoffs", "final", "plan_mode", "direct")
+
+
+def portable(doc: dict[str, Any]) -> dict[str, Any]:
+    out = {key: doc.get(key, {} if key in ("final", "plan_mode") else []) for key in PORTABLE}
+    # seq orders events within one runtime's logs; a direct call's place in `direct` is enough.
+    out["direct"] = [{k: v for k, v in d.items() if k != "seq"} for d in out["direct"]]
+    return out
+
+
+def differences(expected: Any, observed: Any, at: str = "", limit: int = 5) -> list[str]:
+    """Where two JSON values differ, one line each, at most `limit`."""
+    if isinstance(expected, dict) and isinstance(observed, dict):
+        found: list[str] = []
+        for key in sorted(set(expected) | set(observed)):
+            if len(found) >= limit:
+                break
+            found += differences(expected.get(key), observed.get(key), f"{at}.{key}", limit)
+        return found[:limit]
+    if isinstance(expected, list) and isinstance(observed, list) and len(expected) == len(observed):
+        found = []
+        for i, (e, o) in enumerate(zip(expected, observed, strict=True)):
+            found += differences(e, o, f"{at}[{i}]", limit - len(found))
+        return found[:limit]
+    if expected == observed:
+        return []
+    shown = json.dumps(expected, ensure_ascii=False), json.dumps(observed, ensure_ascii=False)
+    return [f"snapshot{at}: expected {_clip(shown[0])}, observed {_clip(shown[1])}"]
+
+
+def _clip(text: str, width: int = 160) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
 def snapshot_text(doc: dict[str, Any]) -> str:
     """The exact bytes of a snapshot file: sorted keys, two-space indent, trailing newline."""
     return json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=False) + "\n"

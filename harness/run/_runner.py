@@ -3,21 +3,25 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from harness.run._detect import DeadlockDetectingLoop, hang_report
 from harness.run._direct import run_direct
-from harness.run._observe import Observation, observe
+from harness.run._observe import Observation, differences, observe, portable
 from harness.run._world import Wire, World
 from harness.runtime.errors import AgentRunError
 from harness.scenario import Phase, Scenario, TextMatch
+
+if TYPE_CHECKING:
+    from harness.adapters import Adapter
 
 FROZEN_AT = "2026-01-01T00:00:00+00:00"
 DEFAULT_BACKSTOP = 10.0
@@ -27,7 +31,7 @@ DEFAULT_BACKSTOP = 10.0
 class Result:
     scenario: Scenario
     observation: Observation
-    status: str  # pass | fail | error
+    status: str  # pass | fail | error | skip
     mismatches: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -72,8 +76,34 @@ def run_scenario(
     backstop: float = DEFAULT_BACKSTOP,
     guard: str | None = None,
     wire: Wire = Wire(),  # noqa: B008 - frozen
+    adapter: Adapter | None = None,
+    golden: Path | None = None,
 ) -> Result:
-    return judge(scenario, observe_scenario(scenario, backstop=backstop, guard=guard, wire=wire))
+    """Run one scenario on `adapter` (default: the reference runtime) and judge it. With
+    `golden` (a snapshots directory), the portable part of its snapshot is compared too."""
+    if adapter is None:
+        observation = observe_scenario(scenario, backstop=backstop, guard=guard, wire=wire)
+    else:
+        from harness.adapters import RunOptions, missing_features
+
+        missing = missing_features(adapter, scenario)
+        if missing:
+            reason = f"{adapter.name} does not run {', '.join(missing)} scenarios"
+            return Result(scenario, _skipped(scenario, reason), "skip", [reason])
+        observation = adapter.run(scenario, RunOptions(backstop, guard, wire))
+    result = judge(scenario, observation)
+    snapshot = golden / f"{scenario.id}.json" if golden is not None else None
+    if result.status != "skip" and snapshot is not None and snapshot.is_file():
+        expected = portable(json.loads(snapshot.read_text(encoding="utf-8")))
+        found = differences(expected, portable(observation.snapshot()))
+        if found:
+            result.mismatches += found
+            result.status = "fail" if result.status == "pass" else result.status
+    return result
+
+
+def _skipped(scenario: Scenario, reason: str) -> Observation:
+    return Observation(scenario.id, "skipped", reason, 0, [], [], {}, {})
 
 
 def run_scenarios(
@@ -82,10 +112,14 @@ def run_scenarios(
     backstop: float = DEFAULT_BACKSTOP,
     guard: str | None = None,
     wire: Wire = Wire(),  # noqa: B008 - frozen
+    adapter: Adapter | None = None,
+    golden: Path | None = None,
 ) -> Iterator[Result]:
     with frozen_time():
         for scenario in scenarios:
-            yield run_scenario(scenario, backstop=backstop, guard=guard, wire=wire)
+            yield run_scenario(
+                scenario, backstop=backstop, guard=guard, wire=wire, adapter=adapter, golden=golden
+            )
 
 
 def observe_scenario(
@@ -165,6 +199,8 @@ async def _run_phase(world: World, phase: Phase, http: httpx.AsyncClient) -> Non
 
 
 def judge(scenario: Scenario, obs: Observation) -> Result:
+    if obs.outcome == "skipped":
+        return Result(scenario, obs, "skip", [obs.error or "skipped"])
     if obs.script_errors:
         return Result(scenario, obs, "error", list(obs.script_errors))
     expect = scenario.expect

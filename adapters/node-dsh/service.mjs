@@ -1,0 +1,375 @@
+// Runs one service-level scenario (every phase a direct `ask`) against the published upstream
+// seam: UserQuestionService from @deepseek-ai/dsh-user-questions, with AgentRegistry
+// (ctx.agents) from @deepseek-ai/dsh-agent, on a @deepseek-ai/cordis Context. It mirrors the
+// reference's harness/run/_direct.py; scenarios/INTERPRETING.md is the contract.
+//
+// Nothing here writes to stdout: adapter.mjs owns the protocol.
+
+import { createRequire } from "node:module";
+
+// Scenario feature tags (scenarios/schema.json, $defs/feature) this adapter can run: direct
+// ask phases, with or without an intent, a registry or a provider, and reporting a hang.
+export const FEATURES = ["service", "intent", "hang", "no-registry", "no-answerer"];
+const HANG_MESSAGE = "the answerer was reached and never answers";
+const ANSWERERS = ["tripwire", "scripted", "unreachable", "none"];
+const PACKAGES = [
+  "@deepseek-ai/dsh-user-questions",
+  "@deepseek-ai/dsh-agent",
+  "@deepseek-ai/cordis",
+];
+
+/** The scenario cannot be run as written (the harness validates scenarios, so this is rare). */
+class ScenarioError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "ScenarioError";
+  }
+}
+
+/** The scripted human was asked something the scenario gives no answer for (as the
+ * reference's harness.answerers.UnscriptedQuestion). */
+class UnscriptedQuestion extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "UnscriptedQuestion";
+  }
+}
+
+export const isObject = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
+export const show = (value) => JSON.stringify(value) ?? String(value);
+
+export function describe(error) {
+  if (error instanceof Error || (isObject(error) && typeof error.message === "string")) {
+    return `${error.name ?? "Error"}: ${error.message}`;
+  }
+  return `${typeof error}: ${String(error)}`;
+}
+
+// -- the upstream packages -----------------------------------------------------------------
+
+/** Imported lazily, so that adapter.mjs can route console output to stderr first. */
+export async function loadLibraries() {
+  const [cordis, agent, questions] = await Promise.all([
+    import("@deepseek-ai/cordis"),
+    import("@deepseek-ai/dsh-agent"),
+    import("@deepseek-ai/dsh-user-questions"),
+  ]);
+  return {
+    Context: cordis.Context,
+    AgentRegistry: agent.AgentRegistry,
+    UserQuestionService: questions.UserQuestionService,
+    UserQuestionError: questions.UserQuestionError,
+  };
+}
+
+/** For hello's `runtime`: the versions actually installed, not the ones package.json asks for. */
+export function runtimeDescription() {
+  const require = createRequire(import.meta.url);
+  const parts = PACKAGES.map((name) => {
+    try {
+      return `${name}@${require(`${name}/package.json`).version}`;
+    } catch {
+      return `${name}@?`;
+    }
+  });
+  return `${parts[0]} (with ${parts.slice(1).join(", ")}) on node ${process.version}`;
+}
+
+// -- skipping -------------------------------------------------------------------------------
+
+/** Why this adapter cannot run the scenario (then it is skipped), or null. */
+function skipReason(scenario) {
+  if (Array.isArray(scenario.features)) {
+    const missing = scenario.features.filter((tag) => !FEATURES.includes(tag));
+    if (missing.length > 0) {
+      return (
+        `needs feature(s) ${missing.map(show).join(", ")}; this adapter runs only ` +
+        `${FEATURES.join(", ")} (service-level scenarios: direct ask phases, no model)`
+      );
+    }
+  }
+  for (const [index, phase] of scenario.phases.entries()) {
+    if (!isObject(phase)) continue; // not a phase at all: runScenario reports it
+    const kind = ["start", "resume"].find((k) => Object.hasOwn(phase, k));
+    if (kind === undefined) continue;
+    const agent = typeof phase[kind] === "string" ? phase[kind] : show(phase[kind]);
+    return (
+      `phase ${index + 1} is \`${kind}: ${agent}\`, which drives a model; this adapter ` +
+      "runs only service-level scenarios (direct `ask` phases, feature `service`)"
+    );
+  }
+  const guard = scenario.guard;
+  if (guard !== undefined && guard !== "runtime-ownership") {
+    return (
+      `guard ${show(guard)} is a test-only caller-check variant of the reference runtime; ` +
+      "the upstream seam has only its own check (runtime-ownership)"
+    );
+  }
+  return null;
+}
+
+// -- the answerer ---------------------------------------------------------------------------
+
+/** The scenario's human end: one per scenario, shared by every phase, so its call count spans
+ * them all. */
+class Answerer {
+  constructor(world) {
+    this.kind = world.answerer ?? "tripwire";
+    if (!ANSWERERS.includes(this.kind)) {
+      throw new ScenarioError(`world.answerer must be one of ${ANSWERERS.join(", ")}, not ${show(this.kind)}`);
+    }
+    const answers = world.answers ?? {};
+    if (!isObject(answers)) throw new ScenarioError("world.answers must map question ids to answers");
+    this.answers = new Map();
+    for (const [id, answer] of Object.entries(answers)) {
+      if (!isObject(answer) || !Array.isArray(answer.selected)) {
+        throw new ScenarioError(`world.answers.${id} must be {selected: [...], custom?}`);
+      }
+      const item = { id, selected: [...answer.selected] };
+      if (answer.custom !== undefined && answer.custom !== null) item.custom = answer.custom;
+      this.answers.set(id, item);
+    }
+    const delay = world.answer_delay_ms ?? 0;
+    this.delayMs = Number.isFinite(delay) && delay > 0 ? delay : 0;
+    this.calls = 0;
+    this.onReached = () => {};
+  }
+
+  /** The UserQuestionProvider registered with the service (none for `none`). */
+  provider() {
+    if (this.kind === "none") return undefined;
+    return { ask: (request) => this.ask(request) };
+  }
+
+  async ask(request) {
+    this.calls += 1;
+    if (this.kind !== "scripted") {
+      // tripwire / unreachable never answer; onReached lets the phase report the hang now
+      // instead of waiting for the harness's backstop.
+      this.onReached();
+      return new Promise(() => {});
+    }
+    if (this.delayMs) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+    const questions = request.questions;
+    const missing = questions.filter((q) => !this.answers.has(q.id)).map((q) => q.id);
+    if (missing.length > 0) {
+      throw new UnscriptedQuestion(
+        `scripted human has no answer for question(s) ${missing.join(", ")}; add them under world.answers`,
+      );
+    }
+    return {
+      answers: questions.map((q) => {
+        const a = this.answers.get(q.id);
+        return a.custom === undefined
+          ? { id: a.id, selected: [...a.selected] }
+          : { id: a.id, selected: [...a.selected], custom: a.custom };
+      }),
+    };
+  }
+}
+
+// -- one ask phase --------------------------------------------------------------------------
+
+/** A scenario question -> the upstream AskUserQuestionItem (multi_select -> multiSelect). */
+function toItem(question) {
+  if (!isObject(question)) return question; // passed as given: the seam decides
+  // fromEntries defines own properties, so a "__proto__" key stays data.
+  return Object.fromEntries(
+    Object.entries(question).map(([key, value]) => [key === "multi_select" ? "multiSelect" : key, value]),
+  );
+}
+
+/** A minimal Agent: the registry needs `id` equal to `session.id`; the seam compares objects. */
+function makeAgent(id) {
+  return { id, session: { id } };
+}
+
+/** `live`: registry entries [{agent, owner?}] in the order they are entered. */
+function liveEntries(ask) {
+  const live = ask.live ?? [];
+  if (!Array.isArray(live)) throw new ScenarioError("ask.live must be a list of {agent, owner?}");
+  return live.map((entry, j) => {
+    if (!isObject(entry) || typeof entry.agent !== "string") {
+      throw new ScenarioError(`ask.live[${j}] must be {agent: NAME, owner?: NAME | null}`);
+    }
+    const owner = entry.owner ?? null;
+    if (owner !== null && typeof owner !== "string") {
+      throw new ScenarioError(`ask.live[${j}].owner must be an agent name or null`);
+    }
+    return { agent: entry.agent, owner };
+  });
+}
+
+function names(ask, key) {
+  const value = ask[key] ?? [];
+  if (!Array.isArray(value) || !value.every((n) => typeof n === "string")) {
+    throw new ScenarioError(`ask.${key} must be a list of agent names`);
+  }
+  return value;
+}
+
+/** One direct phase: a fresh Context, registry and service; the declared registry; one ask(). */
+async function runPhase(lib, ask, registryPresent, answerer) {
+  const { Context, AgentRegistry, UserQuestionService, UserQuestionError } = lib;
+  if (!isObject(ask)) throw new ScenarioError("an ask phase must be an object");
+  const live = liveEntries(ask);
+  const reenter = names(ask, "reenter");
+  const detach = names(ask, "detach");
+  const caller = ask.caller ?? null;
+  if (caller !== null && typeof caller !== "string") throw new ScenarioError("ask.caller must be a name");
+  const callerObject = ask.caller_object ?? "live";
+  if (callerObject !== "live" && callerObject !== "stale") {
+    throw new ScenarioError(`ask.caller_object must be live or stale, not ${show(callerObject)}`);
+  }
+
+  // Runtime ownership is process-local: every phase starts from a new Context.
+  const ctx = new Context();
+  try {
+    if (registryPresent) await ctx.plugin(AgentRegistry);
+    await ctx.plugin(UserQuestionService);
+    const service = ctx.get("userQuestions");
+    if (service === undefined) throw new Error("the userQuestions service did not become available");
+    const agents = registryPresent ? ctx.get("agents") : undefined;
+    if (registryPresent && agents === undefined) throw new Error("the agents service did not become available");
+    const provider = answerer.provider();
+    if (provider !== undefined) service.registerProvider(provider);
+
+    // Without a registry the entries are still made: a caller needs its object either way.
+    const objects = new Map();
+    const previous = new Map();
+    const detachers = new Map();
+    const owners = new Map();
+    const ownerObject = (name, owner) => {
+      if (owner === null) return undefined;
+      if (!objects.has(owner)) {
+        throw new ScenarioError(`owner ${show(owner)} of ${show(name)} must be entered in live before it`);
+      }
+      return objects.get(owner);
+    };
+    for (const { agent: name, owner } of live) {
+      if (objects.has(name)) throw new ScenarioError(`live: ${show(name)} is already entered; use reenter`);
+      const agent = makeAgent(name);
+      const ownedBy = ownerObject(name, owner);
+      objects.set(name, agent);
+      owners.set(name, owner);
+      if (agents !== undefined) detachers.set(name, agents.enter(agent, ownedBy));
+    }
+    for (const name of reenter) {
+      if (!objects.has(name)) throw new ScenarioError(`reenter: ${show(name)} is not entered in live`);
+      previous.set(name, objects.get(name));
+      const agent = makeAgent(name);
+      objects.set(name, agent);
+      if (agents !== undefined) {
+        detachers.get(name)();
+        detachers.set(name, agents.enter(agent, ownerObject(name, owners.get(name))));
+      }
+    }
+    for (const name of detach) {
+      if (!objects.has(name)) throw new ScenarioError(`detach: ${show(name)} is not entered in live`);
+      detachers.get(name)?.();
+    }
+
+    const request = {
+      questions: Array.isArray(ask.questions) ? ask.questions.map(toItem) : ask.questions,
+      signal: ask.aborted === true ? AbortSignal.abort() : new AbortController().signal,
+    };
+    // An agentless call sends no `agent` field at all, not `agent: undefined`.
+    if (caller !== null) {
+      if (callerObject === "stale") {
+        request.agent = previous.get(caller) ?? makeAgent(caller);
+      } else if (objects.has(caller)) {
+        request.agent = objects.get(caller);
+      } else {
+        throw new ScenarioError(`caller ${show(caller)} is not entered in live; enter it, or set caller_object: stale`);
+      }
+    }
+
+    // Race ask() against "the provider was reached and will never answer".
+    let reached = false;
+    const hang = new Promise((resolve) => {
+      answerer.onReached = () => {
+        reached = true;
+        resolve();
+      };
+    });
+    // Wrapped so that a synchronous throw from ask() is recorded like a rejection.
+    const settled = (async () => service.ask(request))().then(
+      (value) => ({ value }),
+      (error) => ({ error }),
+    );
+    const first = await Promise.race([settled, hang.then(() => ({ hang: true }))]);
+    answerer.onReached = () => {};
+    if (reached || first.hang) return { hang: true };
+    if ("error" in first) {
+      const error = first.error;
+      if (error instanceof UserQuestionError) {
+        return {
+          entry: {
+            caller,
+            answers: null,
+            error: { name: error.name, code: error.code, message: error.message },
+          },
+        };
+      }
+      throw error;
+    }
+    const value = first.value;
+    return { entry: { caller, answers: isObject(value) ? value.answers ?? null : null, error: null } };
+  } finally {
+    // Not awaited: the result must not wait on teardown (a hung provider call may still be
+    // pending), and a failing teardown is logged rather than made the scenario's outcome.
+    Promise.resolve()
+      .then(() => ctx.fiber.dispose())
+      .catch((error) => process.stderr.write(`node-dsh: disposing a phase context failed: ${describe(error)}\n`));
+  }
+}
+
+// -- one scenario ---------------------------------------------------------------------------
+
+async function runPhases(lib, scenario) {
+  const direct = [];
+  let answerer = null;
+  try {
+    const world = scenario.world ?? {};
+    if (!isObject(world)) throw new ScenarioError("world must be an object");
+    const registry = world.registry ?? "present";
+    if (registry !== "present" && registry !== "absent") {
+      throw new ScenarioError(`world.registry must be present or absent, not ${show(registry)}`);
+    }
+    answerer = new Answerer(world);
+    for (const [index, phase] of scenario.phases.entries()) {
+      if (!isObject(phase) || !Object.hasOwn(phase, "ask")) {
+        throw new ScenarioError(`phase ${index + 1} is neither an ask phase nor a model phase`);
+      }
+      const result = await runPhase(lib, phase.ask, registry === "present", answerer);
+      if (result.hang) {
+        return { outcome: "hang", error: HANG_MESSAGE, answerer_calls: answerer.calls, direct };
+      }
+      direct.push(result.entry);
+    }
+    return { outcome: "completed", answerer_calls: answerer.calls, direct };
+  } catch (error) {
+    return { outcome: "error", error: describe(error), answerer_calls: answerer?.calls ?? 0, direct };
+  }
+}
+
+/** One run line's scenario -> `{skip: reason}` or `{observation}`; never throws. */
+export async function runScenario(lib, scenario) {
+  if (!isObject(scenario) || !Array.isArray(scenario.phases) || scenario.phases.length === 0) {
+    return {
+      observation: {
+        outcome: "error",
+        error: "ScenarioError: the run line's scenario must be a scenario document with a non-empty phases list",
+        answerer_calls: 0,
+        direct: [],
+      },
+    };
+  }
+  try {
+    const reason = skipReason(scenario);
+    if (reason !== null) return { skip: reason };
+    return { observation: await runPhases(lib, scenario) };
+  } catch (error) {
+    return { observation: { outcome: "error", error: describe(error), answerer_calls: 0, direct: [] } };
+  }
+}

@@ -1,0 +1,27 @@
+"""Adapters: how a runtime under test runs a scenario and hands back an observation.
+
+The reference runtime is one adapter (`reference`). A runtime in any language plugs in as a
+process speaking JSON lines (`jsonl:COMMAND`; the protocol is in scenarios/INTERPRETING.md),
+as the published upstream seam does (`node-dsh`), and a Python one implements `Adapter`
+and is named as `module:factory`.
+"""
+
+from harness.adapters._base import Adapter, AdapterError, RunOptions, missing_features
+from harness.adapters._expectations import Expectations, ExpectationsError
+from harness.adapters._jsonl import PROTOCOL, JsonLinesAdapter
+from harness.adapters._load import FORMS, open_adapter
+from harness.adapters._reference import ReferenceAdapter
+
+__all__ = [
+    "FORMS",
+    "PROTOCOL",
+    "Adapter",
+    "AdapterError",
+    "Expectations",
+    "ExpectationsError",
+    "JsonLinesAdapter",
+    "ReferenceAdapter",
+    "RunOptions",
+    "missing_features",
+    "open_adapter",
+]

@@ -1,0 +1,67 @@
+"""What every adapter is: something that runs one scenario against a runtime under test and
+hands back an observation, which the harness then judges the same way for every runtime."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from harness.run import Observation, Wire
+    from harness.scenario import Scenario
+
+DEFAULT_BACKSTOP = 10.0  # kept equal to harness.run.DEFAULT_BACKSTOP by a test
+
+
+class AdapterError(Exception):
+    """An adapter could not be loaded, started or spoken to. The message is one line that
+    names the adapter and says what to do next."""
+
+
+def _json_wire() -> Wire:
+    from harness.run import Wire  # the runner is heavy; options are made before it is needed
+
+    return Wire()
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    backstop: float = DEFAULT_BACKSTOP  # wall-clock seconds per scenario
+    guard: str | None = None  # a caller-check variant: the reference runtime's test seam only
+    wire: Wire = field(default_factory=_json_wire)
+
+
+@runtime_checkable
+class Adapter(Protocol):
+    """A runtime under test.
+
+    `features` names the scenario features it can run (scenarios/schema.json); a scenario
+    with any other feature is skipped, not failed. None means every feature.
+    `expectations` is its known-failures file, if it has one.
+    """
+
+    # Read-only, so an implementation may narrow them (a frozenset, a plain attribute).
+    @property
+    def name(self) -> str: ...
+    @property
+    def features(self) -> Collection[str] | None: ...
+    @property
+    def expectations(self) -> Path | None: ...
+
+    def run(self, scenario: Scenario, options: RunOptions) -> Observation:
+        """Run one scenario to completion and observe it. Never raises for anything the
+        runtime did: a broken run is an observation with outcome `error`."""
+        ...
+
+    def close(self) -> None:
+        """Release whatever the adapter holds (a process, a server). Idempotent."""
+        ...
+
+
+def missing_features(adapter: Adapter, scenario: Scenario) -> list[str]:
+    """The scenario's features the adapter cannot run, in the scenario's order."""
+    if adapter.features is None:
+        return []
+    return [f for f in scenario.features if f not in adapter.features]

@@ -1,0 +1,28 @@
+"""The reference runtime (harness.runtime) as an adapter: the one every other is compared with."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from harness.adapters._base import RunOptions
+
+if TYPE_CHECKING:
+    from harness.run import Observation
+    from harness.scenario import Scenario
+
+
+class ReferenceAdapter:
+    name = "reference"
+    features: frozenset[str] | None = None  # it runs every feature
+    expectations: Path | None = None  # and is expected to pass them all
+
+    def run(self, scenario: Scenario, options: RunOptions) -> Observation:
+        from harness.run import observe_scenario
+
+        return observe_scenario(
+            scenario, backstop=options.backstop, guard=options.guard, wire=options.wire
+        )
+
+    def close(self) -> None:
+        """Nothing to release: every run builds and tears down its own world."""

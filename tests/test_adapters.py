@@ -1,0 +1,261 @@
+"""Adapters: the JSON-lines protocol end to end with a small adapter in a second process
+(tests/jsonl_adapter.py), every way such a process can break the protocol, known-failure
+files, and choosing an adapter by name, command or module:factory."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness._cli import main
+from harness.adapters import (
+    AdapterError,
+    Expectations,
+    ExpectationsError,
+    JsonLinesAdapter,
+    ReferenceAdapter,
+    RunOptions,
+    open_adapter,
+)
+from harness.adapters._base import DEFAULT_BACKSTOP
+from harness.run import DEFAULT_BACKSTOP as RUN_BACKSTOP
+from harness.run import portable, run_scenario
+from harness.scenario import scenarios_version
+from tests.conftest import SCENARIOS
+
+ROOT = Path(__file__).parents[1]
+SNAPSHOTS = ROOT / "snapshots"
+COMMAND = [sys.executable, "-m", "tests.jsonl_adapter"]
+SERVICE = sorted(s.id for s in SCENARIOS.values() if "service" in s.features)
+
+
+def started(*flags: str, hello_timeout: float = 10.0) -> JsonLinesAdapter:
+    adapter = JsonLinesAdapter(
+        "py", [*COMMAND, *flags], cwd=ROOT, hello_timeout=hello_timeout, grace=0.5
+    )
+    adapter.open(scenarios_version())
+    return adapter
+
+
+@pytest.fixture(scope="module")
+def second_process() -> Iterator[JsonLinesAdapter]:
+    adapter = started()
+    try:
+        yield adapter
+    finally:
+        adapter.close()
+
+
+@pytest.mark.parametrize("service_id", SERVICE)
+def test_a_second_process_meets_the_golden_snapshots(
+    second_process: JsonLinesAdapter, service_id: str
+) -> None:
+    result = run_scenario(SCENARIOS[service_id], adapter=second_process, golden=SNAPSHOTS)
+    assert result.status == "pass", "\n".join(result.mismatches)
+    # The portable part is what the golden snapshot holds, texts and all.
+    golden = json.loads((SNAPSHOTS / f"{service_id}.json").read_text("utf-8"))
+    assert portable(result.observation.snapshot()) == portable(golden)
+
+
+def test_the_hello_names_the_adapter_and_its_features(second_process: JsonLinesAdapter) -> None:
+    assert second_process.name == "py"
+    assert second_process.features == {"service", "intent", "no-registry", "no-answerer"}
+
+
+def test_a_scenario_needing_more_is_skipped_naming_the_features(
+    second_process: JsonLinesAdapter,
+) -> None:
+    result = run_scenario(SCENARIOS["stale-same-id-object"], adapter=second_process)
+    assert result.status == "skip"
+    assert result.mismatches == ["py does not run assembled, faults scenarios"]
+
+
+def test_an_adapter_may_skip_what_it_cannot_run() -> None:
+    # It announces assembled, so the harness sends the scenario; the adapter declines it.
+    adapter = started("--features", "service,intent,no-registry,no-answerer,assembled")
+    try:
+        result = run_scenario(SCENARIOS["live-root-answered"], adapter=adapter)
+    finally:
+        adapter.close()
+    assert result.status == "skip"  # the adapter itself said it needs a model
+    assert result.mismatches == ["needs a model"]
+
+
+def test_a_different_text_fails_naming_the_place() -> None:
+    adapter = started("--misbehave", "reword")
+    try:
+        result = run_scenario(SCENARIOS["reregistered-id"], adapter=adapter, golden=SNAPSHOTS)
+    finally:
+        adapter.close()
+    assert result.status == "fail"  # the codes agree; the model-visible text does not
+    direct, tool_error = result.mismatches
+    assert direct.startswith('snapshot.direct[0].text: expected "Error: human interaction requires')
+    assert tool_error.startswith("snapshot.tool_errors[0].text: expected ")
+    assert direct.endswith('supplied!"') and tool_error.endswith('supplied!"')
+
+
+def test_models_are_served_on_loopback_to_the_adapter() -> None:
+    adapter = started("--probe-model", "--features", "assembled")
+    try:
+        result = run_scenario(SCENARIOS["live-root-answered"], adapter=adapter)
+    finally:
+        adapter.close()
+    (request,) = result.observation.requests  # one real HTTP request reached the fake
+    assert request.agent == "lead" and request.step == 1
+    assert "ask_user_question" in (result.observation.final["lead"] or "")
+    # It stopped after one turn, so the rest of the script is reported, not ignored.
+    assert result.status == "error"
+    assert "agent lead: 1 scripted step(s) never requested" in result.mismatches[0]
+
+
+@pytest.mark.parametrize(
+    ("flag", "message"),
+    [
+        ("crash", "the adapter process exited (status 3) before its result for"),
+        ("garbage", "not a JSON line: 'this is not json'"),
+        ("silent", "no result for reregistered-id within 1.5 s"),
+        ("bad-observation", "observation.answerer_calls must be a count"),
+    ],
+)
+def test_a_broken_adapter_is_an_error_naming_it(flag: str, message: str) -> None:
+    adapter = started("--misbehave", flag)
+    try:
+        options = RunOptions(backstop=1.0)
+        observation = adapter.run(SCENARIOS["reregistered-id"], options)
+        after = adapter.run(SCENARIOS["reregistered-id"], options)
+    finally:
+        adapter.close()
+    assert observation.outcome == "error"
+    assert observation.error is not None and observation.error.startswith("adapter py: ")
+    assert message in observation.error
+    if flag == "crash":
+        assert "its stderr ends: adapter: crashing on purpose" in observation.error
+    if flag in ("crash", "silent"):  # no process left to talk to: every later run says so
+        assert after.error is not None and "is not running" in after.error
+
+
+@pytest.mark.parametrize(
+    ("flag", "message"),
+    [
+        ("protocol-2", "expected hello with protocol 1"),
+        ("no-hello", "no hello within 0.5 s"),
+    ],
+)
+def test_a_bad_hello_refuses_the_adapter(flag: str, message: str) -> None:
+    with pytest.raises(AdapterError, match=message):
+        started("--misbehave", flag, hello_timeout=0.5)
+
+
+def test_a_missing_command_is_named() -> None:
+    with pytest.raises(AdapterError, match="cannot start no-such-runtime"):
+        open_adapter("jsonl:no-such-runtime --flag")
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("nonsense", "unknown adapter 'nonsense'; use reference, node-dsh"),
+        ("harness.nowhere:make", "cannot load it"),
+        ("json:dumps", "json:dumps: cannot load it: TypeError"),
+        ("json:JSONDecoder", "JSONDecoder\\(\\) returned JSONDecoder, which lacks"),
+    ],
+)
+def test_a_bad_spec_is_one_line(spec: str, message: str) -> None:
+    with pytest.raises(AdapterError, match=message):
+        open_adapter(spec)
+
+
+def test_module_factory_loads_a_python_adapter() -> None:
+    adapter = open_adapter("harness.adapters:ReferenceAdapter")
+    assert isinstance(adapter, ReferenceAdapter) and adapter.features is None
+    assert DEFAULT_BACKSTOP == RUN_BACKSTOP
+
+
+# -- known failures ----------------------------------------------------------------------
+def expectations(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "expectations.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_verdicts_against_known_failures(tmp_path: Path) -> None:
+    path = expectations(tmp_path, "scenarios:\n  a: {expected: fail, reason: upstream differs}\n")
+    known = Expectations.load(path, {"a", "b"})
+    assert known.verdict("a", "fail") == ("KNOWN FAIL", True)
+    assert known.verdict("a", "error") == ("KNOWN FAIL", True)
+    assert known.verdict("a", "pass") == ("NEW PASS", False)
+    assert known.verdict("b", "fail") == ("NEW FAIL", False)
+    assert known.verdict("b", "pass") == ("PASS", True)
+    assert known.verdict("b", "skip") == ("SKIP", True)
+    assert Expectations.none().verdict("b", "error") == ("ERROR", False)
+
+
+def test_a_bad_expectations_file_says_what_to_fix(tmp_path: Path) -> None:
+    path = expectations(
+        tmp_path,
+        "scenarios:\n  gone: {expected: fail, reason: x}\n  a: {expected: pass}\n"
+        "  b: {expected: fail, reason: ''}\n",
+    )
+    with pytest.raises(ExpectationsError) as info:
+        Expectations.load(path, {"a", "b"})
+    assert info.value.problems == [
+        f"{path}: /scenarios/gone: no scenario has this id; remove the entry",
+        f"{path}: /scenarios/a: write {{expected: fail, reason: ...}}",
+        f"{path}: /scenarios/b/reason: say why this runtime fails it",
+    ]
+
+
+def test_the_cli_prints_new_fail_and_new_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(ROOT)
+    spec = f"jsonl:{sys.executable} -m tests.jsonl_adapter --misbehave bad-observation"
+    path = expectations(
+        tmp_path, "scenarios:\n  owner-detached-child: {expected: fail, reason: known}\n"
+    )
+    ids = ["owner-detached-child", "reregistered-id"]
+    assert main(["run", "--adapter", spec, "--expectations", str(path), *ids]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("KNOWN FAIL owner-detached-child")
+    assert "      known: known" in out
+    assert next(line for line in out if line.startswith("NEW FAIL")).startswith(
+        "NEW FAIL   reregistered-id"
+    )
+    assert out[-1] == "0 passed, 2 failed (1 known fail; 1 new fail)"
+    spec = f"jsonl:{sys.executable} -m tests.jsonl_adapter"
+    assert main(["run", "--adapter", spec, "--expectations", str(path), *ids]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("NEW PASS   owner-detached-child")
+    assert out[-1] == "2 passed, 0 failed (1 new pass)"
+
+
+def test_the_cli_runs_a_second_process_and_counts_skips(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(ROOT)
+    spec = f"jsonl:{sys.executable} -m tests.jsonl_adapter"
+    assert main(["run", "--adapter", spec]) == 0
+    out = capsys.readouterr().out.splitlines()
+    skipped = len(SCENARIOS) - len(SERVICE)
+    assert out[-1] == f"{len(SERVICE)} passed, 0 failed, {skipped} skipped"
+    assert main(["run", "--adapter", spec, "--guard", "none"]) == 2
+    assert "--guard is a test seam of the reference runtime" in capsys.readouterr().err
+
+
+def test_pytest_runs_the_scenarios_on_the_chosen_adapter() -> None:
+    spec = f"jsonl:{sys.executable} -m tests.jsonl_adapter"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+         "tests/test_scenarios.py", "--harness-adapter", spec, "-k", "json"],
+        cwd=ROOT, capture_output=True, text=True, env={**os.environ, "CI": "true"}, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    # Both tests of every service scenario pass; every other scenario is skipped, by feature.
+    service, others = len(SERVICE), len(SCENARIOS) - len(SERVICE)
+    assert f"{2 * service} passed, {2 * others} skipped" in done.stdout.splitlines()[-1]
