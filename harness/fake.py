@@ -12,6 +12,8 @@ HTTP 400 with an OpenAI-style error body, and never wraps around or waits.
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import json
 import time
 from collections.abc import Mapping, Sequence
@@ -84,6 +86,22 @@ class UnconsumedSteps(ScriptError):
     code = "unconsumed_steps"
 
 
+_SERVING: contextvars.ContextVar[ScriptedLLM] = contextvars.ContextVar("harness_fake_serving")
+
+
+@functools.cache
+def _shared_router(base_url: str) -> Any:
+    import respx
+
+    router = respx.Router(base_url=base_url, assert_all_mocked=True, assert_all_called=False)
+    router.post("/chat/completions").mock(side_effect=_serve_current)
+    return router
+
+
+def _serve_current(request: httpx.Request) -> httpx.Response:
+    return _SERVING.get().respond(request)
+
+
 @dataclass(frozen=True)
 class CapturedRequest:
     agent: str | None
@@ -129,7 +147,25 @@ class ScriptedLLM:
         return router
 
     def transport(self, base_url: str = BASE_URL) -> httpx.MockTransport:
-        return httpx.MockTransport(self.router(base_url).async_handler)
+        """An httpx transport serving this script through respx, for an AsyncClient.
+
+        Building a respx router costs about as much as a whole delegation's requests (its
+        call lists are unittest.mock objects), so every transport shares one router per
+        base URL and names the fake it serves in a context variable. The router's call
+        records are cleared after each request: nothing accumulates across scenarios.
+        """
+        router = _shared_router(base_url)
+
+        async def handler(request: httpx.Request) -> httpx.Response:
+            token = _SERVING.set(self)
+            try:
+                response: httpx.Response = await router.async_handler(request)
+                return response
+            finally:
+                _SERVING.reset(token)
+                router.reset()
+
+        return httpx.MockTransport(handler)
 
     # -- the endpoint -----------------------------------------------------------------
     def respond(self, request: httpx.Request) -> httpx.Response:
