@@ -1,0 +1,110 @@
+"""`harness run`: choose the runtime, run the scenarios, print one line each and a total,
+and turn the verdicts into an exit code."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING
+
+from harness._cli import EXIT_FAILED, EXIT_HANG, EXIT_OK, _invalid, _usage
+
+if TYPE_CHECKING:
+    from harness.adapters import Adapter, Expectations
+    from harness.scenario import Scenario
+
+
+def run(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
+    from harness.adapters import AdapterError, Expectations, ExpectationsError, open_adapter
+
+    by_id = {s.id: s for s in scenarios}
+    unknown = [i for i in args.ids if i not in by_id]
+    if unknown:
+        return _usage(f"unknown scenario id(s): {', '.join(unknown)}; 'harness list' shows the ids")
+    chosen = [by_id[i] for i in args.ids] if args.ids else scenarios
+    backstop = args.backstop if args.backstop is not None else 10.0
+    if backstop <= 0:
+        return _usage("--backstop must be a positive number of seconds")
+    if args.chunk is not None and (args.chunk < 1 or not args.stream):
+        return _usage("--chunk takes a positive number of characters, together with --stream")
+    if args.guard is not None and args.adapter not in (None, "reference"):
+        return _usage("--guard is a test seam of the reference runtime; drop it or --adapter")
+    try:
+        adapter = open_adapter(args.adapter)
+    except AdapterError as exc:
+        return _usage(str(exc))
+    try:
+        path = args.expectations or adapter.expectations
+        exists = path is not None and (args.expectations is not None or path.is_file())
+        expectations = Expectations.load(path, by_id) if exists and path else Expectations.none()
+    except ExpectationsError as exc:
+        adapter.close()
+        return _invalid(exc, "nothing was run")
+    try:
+        return _report(args, chosen, adapter, expectations, backstop)
+    finally:
+        adapter.close()
+
+
+def _report(
+    args: argparse.Namespace,
+    chosen: list[Scenario],
+    adapter: Adapter,
+    expectations: Expectations,
+    backstop: float,
+) -> int:
+    from harness._paths import snapshots_dir
+    from harness.run import Wire, run_scenarios, summary
+
+    golden = args.snapshots or snapshots_dir(args.scenarios)
+    results, verdicts = [], []
+    id_width = max(len(s.id) for s in chosen)
+    label_width = 10 if expectations.path is not None else 5
+    for result in run_scenarios(
+        chosen,
+        backstop=backstop,
+        guard=args.guard,
+        wire=Wire(stream=args.stream, chunk=args.chunk),
+        adapter=adapter,
+        golden=golden if args.guard is None else None,  # a variant's snapshot is not golden
+    ):
+        label, acceptable = expectations.verdict(result.scenario.id, result.status)
+        results.append(result)
+        verdicts.append((label, acceptable))
+        if args.json:
+            continue
+        head = f"{label:<{label_width}} {result.scenario.id:<{id_width}}  "
+        if result.status == "skip":
+            print(head + result.mismatches[0], flush=True)
+            continue
+        print(
+            head + f"expected: {summary(result, expected=True)}  "
+            f"observed: {summary(result, expected=False)}",
+            flush=True,
+        )
+        reason = expectations.failing.get(result.scenario.id)
+        for line in [*result.mismatches, *([f"known: {reason}"] if reason else [])]:
+            print(f"      {line}")
+        if result.observation.hang is not None and result.status != "pass":
+            from harness.run._detect import render_hang
+
+            for line in render_hang(result.observation.hang):
+                print(f"      {line}")
+    counts = {s: sum(r.status == s for r in results) for s in ("pass", "fail", "error", "skip")}
+    if args.json:
+        out = [{**r.to_json(), "verdict": v} for r, (v, _) in zip(results, verdicts, strict=True)]
+        print(json.dumps({"adapter": adapter.name, "scenarios": out}, indent=2, sort_keys=True))
+    else:
+        failed = counts["fail"] + counts["error"]
+        line = f"{counts['pass']} passed, {failed} failed"
+        line += f", {counts['skip']} skipped" if counts["skip"] else ""
+        notes = [f"{counts['error']} of them errors"] if counts["error"] else []
+        notes += [
+            f"{n} {label.lower()}" for label in ("KNOWN FAIL", "NEW FAIL", "NEW PASS")
+            if (n := sum(v == label for v, _ in verdicts))
+        ]  # fmt: skip
+        print(line + (f" ({'; '.join(notes)})" if notes else ""))
+    unexpected = [r for r, (_, ok) in zip(results, verdicts, strict=True) if not ok]
+    if any(r.observation.outcome == "hang" for r in unexpected):
+        return EXIT_HANG
+    return EXIT_FAILED if unexpected else EXIT_OK
