@@ -119,14 +119,14 @@ def test_models_are_served_on_loopback_to_the_adapter() -> None:
     [
         ("crash", "the adapter process exited (status 3) before its result for"),
         ("garbage", "not a JSON line: 'this is not json'"),
-        ("silent", "no result for reregistered-id within 1.5 s"),
+        ("silent", "no result for reregistered-id within 0.8 s"),
         ("bad-observation", "observation.answerer_calls must be a count"),
     ],
 )
 def test_a_broken_adapter_is_an_error_naming_it(flag: str, message: str) -> None:
     adapter = started("--misbehave", flag)
     try:
-        options = RunOptions(backstop=1.0)
+        options = RunOptions(backstop=0.3)
         observation = adapter.run(SCENARIOS["reregistered-id"], options)
         after = adapter.run(SCENARIOS["reregistered-id"], options)
     finally:

@@ -98,7 +98,7 @@ class JsonLinesAdapter:
             if not isinstance(features, list) or not all(isinstance(f, str) for f in features):
                 raise ProtocolError(f"hello must list its features as strings: {_show(hello)}")
         except ProtocolError as exc:
-            self.close()
+            self.close(graceful=False)
             raise AdapterError(f"adapter {self.name}: {exc}{self._tail()}") from None
         self.features = frozenset(features)
         self.name = str(hello.get("adapter") or self.name)  # what it calls itself
@@ -157,11 +157,15 @@ class JsonLinesAdapter:
             raise ProtocolError(f"a protocol line is an object with a 'type': {line.strip()[:200]}")
         return message
 
-    def close(self) -> None:
+    def close(self, *, graceful: bool = True) -> None:
+        """Say bye and let it exit (5 s at most), or, for a process that broke the protocol
+        or went silent, stop it at once: it is not going to listen."""
         proc, self._proc = self._proc, None
         if proc is None:
             return
         try:
+            if not graceful:
+                raise OSError("not graceful")
             if proc.stdin is not None:
                 proc.stdin.write(json.dumps({"type": "bye"}) + "\n")
                 proc.stdin.close()
@@ -196,7 +200,7 @@ class JsonLinesAdapter:
             return observation(scenario, reply["observation"], llm)
         except ProtocolError as exc:
             if "within" in str(exc):
-                self.close()  # silent past its backstop: the next run gets a fresh process
+                self.close(graceful=False)  # silent past its backstop: no later run reaches it
             why = f"adapter {self.name}: {exc}{self._tail()}"
             return _empty(Observation, scenario, "error", why)
         finally:
