@@ -106,9 +106,18 @@ def _serve_current(request: httpx.Request) -> httpx.Response:
 class CapturedRequest:
     agent: str | None
     step: int | None
-    body: Any
     raw: bytes  # the exact bytes sent, for byte-level prefix comparisons
     headers: tuple[tuple[str, str], ...] = ()  # as sent, so tests can prove no key travels
+
+    @property
+    def body(self) -> Any:
+        """The parsed request (None if it was not JSON). Parsed on each access and not
+        kept: a thousand-agent run holds every request, and the raw bytes are a third of
+        what the parsed bodies would be."""
+        try:
+            return json.loads(self.raw)
+        except ValueError:
+            return None
 
 
 @dataclass
@@ -214,9 +223,7 @@ class ScriptedLLM:
         except ScriptError as exc:
             self.errors.append(exc)
             self.requests.append(
-                CapturedRequest(
-                    agent, step, body, request.content, tuple(request.headers.multi_items())
-                )
+                CapturedRequest(agent, step, request.content, tuple(request.headers.multi_items()))
             )
             return httpx.Response(
                 400,
@@ -229,9 +236,7 @@ class ScriptedLLM:
                 },
             )
         self.requests.append(
-            CapturedRequest(
-                agent, step, body, request.content, tuple(request.headers.multi_items())
-            )
+            CapturedRequest(agent, step, request.content, tuple(request.headers.multi_items()))
         )
         self._completion_ids += 1
         head = {

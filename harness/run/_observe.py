@@ -205,13 +205,14 @@ def model_prefix(requests: list[CapturedRequest]) -> dict[str, Any]:
     tools: dict[str, Any] = {}
     distinct: set[str] = set()
     for r in requests:
-        if r.agent is None or not isinstance(r.body, dict):
+        body = r.body  # parsed once here, and let go before the next
+        if r.agent is None or not isinstance(body, dict):
             continue
-        distinct.add(json.dumps(r.body.get("tools"), sort_keys=True))
+        distinct.add(json.dumps(body.get("tools"), sort_keys=True))
         if r.agent not in system:
-            first = (r.body.get("messages") or [{}])[0]
+            first = (body.get("messages") or [{}])[0]
             system[r.agent] = first.get("content") if first.get("role") == "system" else None
-            tools[r.agent] = r.body.get("tools")
+            tools[r.agent] = body.get("tools")
     if not system:
         return {}
     return {"system": system, "tools": next(iter(tools.values())) if len(distinct) == 1 else tools}
