@@ -1,0 +1,151 @@
+"""Figure 4, hang-detection latency: from the moment the delegation's last runnable step
+parks in the answerer to the run's report, for the harness's deadlock detector and for a
+1 s wall-clock timeout."""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from benchmarks._measure import Stats, now
+from benchmarks._report import Check, Section, num
+from benchmarks.figures_delegation import scenario
+from harness.answerers import Tripwire, Unreachable
+from harness.fake import BASE_URL, ScriptedLLM
+from harness.run import frozen_time, run_scenario
+from harness.runtime.core import Runtime
+from harness.runtime.guards import guard_named
+from harness.runtime.llm import ChatClient
+from harness.runtime.questions import Answer, AskUserQuestionRequest, UserQuestionService
+from harness.runtime.registry import AgentRegistry
+from harness.runtime.sessions import SessionStore
+from harness.scenario import Scenario
+
+REACHED: list[float] = []  # when an answerer was last reached, on the real clock
+
+
+@contextmanager
+def stamped(*classes: type[Tripwire] | type[Unreachable]) -> Iterator[None]:
+    """Record the moment each answerer is reached: its answer() is the last step that runs
+    before the run can only hang."""
+    originals = {cls: cls.answer for cls in classes}
+
+    def wrap(cls: type[Tripwire] | type[Unreachable]) -> Any:
+        original = originals[cls]
+
+        async def answer(self: Tripwire, request: AskUserQuestionRequest) -> Sequence[Answer]:
+            REACHED.append(now())
+            return await original(self, request)  # type: ignore[arg-type]
+
+        return answer
+
+    try:
+        for cls in classes:
+            cls.answer = wrap(cls)  # type: ignore[method-assign]
+        yield
+    finally:
+        for cls, original in originals.items():
+            cls.answer = original  # type: ignore[method-assign]
+
+
+def detector(sc: Scenario, guard: str | None, runs: int) -> tuple[Stats, Stats]:
+    """Wall time of run_scenario, and time from the answerer being reached to its return."""
+    walls, latencies = [], []
+    with frozen_time(), stamped(Tripwire, Unreachable):
+        for _ in range(runs + 2):  # the first two warm up
+            REACHED.clear()
+            start = now()
+            result = run_scenario(sc, guard=guard)
+            end = now()
+            if result.observation.outcome != "hang" or len(REACHED) != 1:
+                raise AssertionError(f"{sc.id}: expected a hang, got {result.observation.error}")
+            walls.append(end - start)
+            latencies.append(end - REACHED[0])
+    return Stats.of(walls[2:]), Stats.of(latencies[2:])
+
+
+async def _hang_with_timeout(sc: Scenario, timeout: float) -> None:
+    """The same runtime assembly as a world, on a plain event loop, under guard none; the
+    hang is found only by asyncio.wait_for's timeout."""
+    llm = ScriptedLLM({name: a.script for name, a in sc.agents.items()})
+    with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
+        async with httpx.AsyncClient(transport=llm.transport(), trust_env=False) as http:
+            agents = AgentRegistry()
+            runtime = Runtime(
+                chat=ChatClient(http, base_url=BASE_URL),
+                store=SessionStore(Path(tmp)),
+                agents=agents,
+                questions=UserQuestionService(agents, Tripwire(), guard=guard_named("none")),
+            )
+            phase = sc.phases[0]
+            try:
+                await asyncio.wait_for(runtime.start(str(phase.agent), phase.prompt), timeout)
+            except TimeoutError:
+                return
+    raise AssertionError("the delegation finished; it should have hung")
+
+
+def timeout_detector(sc: Scenario, timeout: float, runs: int) -> tuple[Stats, Stats]:
+    walls, latencies = [], []
+    with stamped(Tripwire):
+        for _ in range(runs):
+            REACHED.clear()
+            start = now()
+            asyncio.run(_hang_with_timeout(sc, timeout))
+            end = now()
+            walls.append(end - start)
+            latencies.append(end - REACHED[0])
+    return Stats.of(walls), Stats.of(latencies)
+
+
+def measure(*, quick: bool, repeats: int, timeout_runs: int) -> Section:
+    zero, before = scenario(), scenario("hang-before-the-fix")
+    runs = 5 if quick else repeats
+    timeout = 0.1 if quick else 1.0
+    zero_wall, zero_latency = detector(zero, "none", runs)
+    before_wall, before_latency = detector(before, None, runs)
+    slow_wall, slow_latency = timeout_detector(zero, timeout, 1 if quick else timeout_runs)
+    section = Section(
+        "4. Hang-detection latency",
+        "Under guard `none` the child's question reaches the answerer, which never answers: "
+        "nothing can run any more. Latency is from the answerer's `answer()` being entered "
+        "(timestamped by wrapping `Tripwire.answer` / `Unreachable.answer`; the last runnable "
+        "step) to `run_scenario` returning its report (hang detected, tasks cancelled, "
+        "observation read back, judged). Runs: `zero-depth-live-child` with "
+        "`guard='none'` (tripwire answerer) and `hang-before-the-fix` (unreachable answerer). "
+        "Comparison: there is no public way to run a scenario without the deadlock detector "
+        "(`observe_scenario` always uses its `DeadlockDetectingLoop`; `backstop=1.0` would "
+        "never fire first), so the wall-clock detector is the same runtime assembled through "
+        f"`harness.runtime` (fake, store, registry, guard `none`, tripwire) on a plain event "
+        f"loop under `asyncio.wait_for(..., {timeout:g})`.",
+    )
+    section.stats_table(
+        [
+            ("zero-depth-live-child, guard none: latency", zero_latency),
+            ("zero-depth-live-child, guard none: whole run", zero_wall),
+            ("hang-before-the-fix: latency", before_latency),
+            ("hang-before-the-fix: whole run", before_wall),
+            (f"wait_for({timeout:g} s) detector: latency", slow_latency),
+            (f"wait_for({timeout:g} s) detector: whole run", slow_wall),
+        ]
+    )
+    shown = f"{num(zero_latency.median * 1e3)} ms"
+    section.checks.append(
+        Check("4 hang-detection latency (zero-depth-live-child, guard none)",
+              zero_latency.median, 0.050, shown, "<= 50 ms")
+    )  # fmt: skip
+    section.ratios += [
+        (f"{timeout:g} s timeout detector / deadlock detector (latency)",
+         slow_latency.median / zero_latency.median),
+        ("hang-before-the-fix / zero-depth guard none (latency)",
+         before_latency.median / zero_latency.median),
+    ]  # fmt: skip
+    if quick:
+        section.notes.append(f"--quick: a {timeout:g} s timeout instead of 1 s")
+    return section
