@@ -8,6 +8,7 @@ import json
 from typing import TYPE_CHECKING
 
 from harness._cli import EXIT_FAILED, EXIT_HANG, EXIT_OK, _invalid, _usage
+from harness.adapters._base import DEFAULT_BACKSTOP
 
 if TYPE_CHECKING:
     from harness.adapters import Adapter, Expectations
@@ -22,7 +23,7 @@ def run(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
     if unknown:
         return _usage(f"unknown scenario id(s): {', '.join(unknown)}; 'harness list' shows the ids")
     chosen = [by_id[i] for i in args.ids] if args.ids else scenarios
-    backstop = args.backstop if args.backstop is not None else 10.0
+    backstop = args.backstop if args.backstop is not None else DEFAULT_BACKSTOP
     if backstop <= 0:
         return _usage("--backstop must be a positive number of seconds")
     if args.chunk is not None and (args.chunk < 1 or not args.stream):
