@@ -18,6 +18,11 @@ from harness.adapters import Adapter, Expectations, ReferenceAdapter
 from harness.run import Result, Wire, differences, portable, run_scenario
 from harness.scenario import Scenario
 
+# One run per scenario, guard, wire and adapter, shared by the two tests that judge it: the
+# run is deterministic (tests/test_runner.py pins 50 repeats to the same bytes), so running
+# it twice would only double the suite's time.
+_RUNS: dict[tuple[str, str | None, Wire, int], Result] = {}
+
 
 def run(
     request: pytest.FixtureRequest,
@@ -27,7 +32,10 @@ def run(
     guard: str | None,
     wire: Wire,
 ) -> Result:
-    result = run_scenario(scenario, guard=guard, wire=wire, adapter=adapter)
+    key = (scenario.id, guard, wire, id(adapter))
+    if key not in _RUNS:
+        _RUNS[key] = run_scenario(scenario, guard=guard, wire=wire, adapter=adapter)
+    result = _RUNS[key]
     if result.status == "skip":
         pytest.skip(result.mismatches[0])  # a feature this runtime does not have, by design
     reason = expectations.failing.get(scenario.id)

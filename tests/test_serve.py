@@ -7,20 +7,27 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import httpx
-import openai
 import pytest
 
 from harness._cli import main
 from harness.fake import ScriptedLLM
 from tests.conftest import SCENARIOS
 
+if TYPE_CHECKING:
+    import openai
+
 SCENARIO = "live-root-answered"
 SCRIPTED_ARGS = dict(SCENARIOS[SCENARIO].agents["lead"].script[0].calls[0].args)
 
 
 def sdk(base_url: str, http_client: httpx.Client | None = None) -> openai.OpenAI:
+    # Imported here: the SDK takes most of a second to import, and every xdist worker
+    # would pay for it at collection.
+    import openai
+
     # The SDK insists on a key; the fake ignores it and the runtime under test sends none.
     return openai.OpenAI(
         base_url=base_url,
@@ -103,6 +110,8 @@ def test_unexpected_request_gets_an_openai_error_naming_agent_and_step() -> None
     client.chat.completions.create(
         model="m", messages=[{"role": "tool", "tool_call_id": "call_1", "content": "x"}]
     )  # type: ignore[list-item]
+    import openai
+
     with pytest.raises(openai.BadRequestError) as info:
         client.chat.completions.create(model="m", messages=[{"role": "user", "content": "again"}])
     assert info.value.status_code == 400
