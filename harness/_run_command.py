@@ -36,8 +36,10 @@ def run(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
         return _usage(str(exc))
     try:
         path = args.expectations or adapter.expectations
-        exists = path is not None and (args.expectations is not None or path.is_file())
-        expectations = Expectations.load(path, by_id) if exists and path else Expectations.none()
+        if path is not None and (args.expectations is not None or path.is_file()):
+            expectations = Expectations.load(path, by_id)
+        else:  # an explicit file must exist; the adapter's own is optional
+            expectations = Expectations.none()
     except ExpectationsError as exc:
         adapter.close()
         return _invalid(exc, "nothing was run")

@@ -12,7 +12,9 @@ if TYPE_CHECKING:
     from harness.run import Observation, Wire
     from harness.scenario import Scenario
 
-DEFAULT_BACKSTOP = 10.0  # kept equal to harness.run.DEFAULT_BACKSTOP by a test
+# Wall-clock seconds per scenario. Defined here, where importing is cheap; harness.run
+# re-exports it.
+DEFAULT_BACKSTOP = 10.0
 
 
 class AdapterError(Exception):

@@ -194,7 +194,7 @@ class JsonLinesAdapter:
             if reply.get("id") != scenario.id:
                 raise ProtocolError(f"expected the result for {scenario.id}, got {_show(reply)}")
             if reply["type"] == "skip":
-                return _empty(Observation, scenario, "skipped", str(reply.get("reason", "")))
+                return Observation.empty(scenario.id, "skipped", str(reply.get("reason", "")))
             if reply["type"] != "result" or not isinstance(reply.get("observation"), dict):
                 raise ProtocolError(f"expected a result line, got {_show(reply)}")
             return observation(scenario, reply["observation"], llm)
@@ -202,7 +202,7 @@ class JsonLinesAdapter:
             if "within" in str(exc):
                 self.close(graceful=False)  # silent past its backstop: no later run reaches it
             why = f"adapter {self.name}: {exc}{self._tail()}"
-            return _empty(Observation, scenario, "error", why)
+            return Observation.empty(scenario.id, "error", why)
         finally:
             if server is not None:
                 server.shutdown()
@@ -229,20 +229,6 @@ def _serve(scenario: Scenario) -> tuple[ScriptedLLM, Any]:
 
 def _show(message: dict[str, Any]) -> str:
     return json.dumps(message, ensure_ascii=False)[:200]
-
-
-def _empty(cls: Any, scenario: Scenario, outcome: str, error: str) -> Observation:
-    observed: Observation = cls(
-        scenario_id=scenario.id,
-        outcome=outcome,
-        error=error,
-        answerer_calls=0,
-        tool_errors=[],
-        handoffs=[],
-        final={},
-        sessions={},
-    )
-    return observed
 
 
 # -- what the adapter reported -> Observation ------------------------------------------

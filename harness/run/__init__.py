@@ -1,8 +1,8 @@
 """The runner: scenario -> world -> run -> observation -> verdict."""
 
+from harness.adapters._base import DEFAULT_BACKSTOP
 from harness.run._observe import Observation, differences, portable, snapshot_text
 from harness.run._runner import (
-    DEFAULT_BACKSTOP,
     FROZEN_AT,
     Result,
     frozen_time,

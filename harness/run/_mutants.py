@@ -7,7 +7,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.run._runner import DEFAULT_BACKSTOP, Result, frozen_time, run_scenario
+from harness.adapters._base import DEFAULT_BACKSTOP
+from harness.run._runner import Result, frozen_time, run_scenario
 from harness.runtime.guards import GUARDS, RUNTIME_OWNERSHIP
 from harness.scenario import Scenario
 

@@ -34,6 +34,11 @@ class Observation:
     requests: list[CapturedRequest] = field(default_factory=list)
     script_errors: list[str] = field(default_factory=list)
 
+    @classmethod
+    def empty(cls, scenario_id: str, outcome: str, error: str) -> Observation:
+        """An observation of a run that never happened: skipped, or an adapter that broke."""
+        return cls(scenario_id, outcome, error, 0, [], [], {}, {})
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "outcome": self.outcome,

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from harness.adapters._base import DEFAULT_BACKSTOP
 from harness.run._detect import DeadlockDetectingLoop, hang_report
 from harness.run._direct import run_direct
 from harness.run._observe import Observation, differences, observe, portable
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
     from harness.adapters import Adapter
 
 FROZEN_AT = "2026-01-01T00:00:00+00:00"
-DEFAULT_BACKSTOP = 10.0
 
 
 @dataclass
@@ -89,7 +89,9 @@ def run_scenario(
         missing = missing_features(adapter, scenario)
         if missing:
             reason = f"{adapter.name} does not run {', '.join(missing)} scenarios"
-            return Result(scenario, _skipped(scenario, reason), "skip", [reason])
+            return Result(
+                scenario, Observation.empty(scenario.id, "skipped", reason), "skip", [reason]
+            )
         observation = adapter.run(scenario, RunOptions(backstop, guard, wire))
     result = judge(scenario, observation)
     snapshot = golden / f"{scenario.id}.json" if golden is not None else None
@@ -100,10 +102,6 @@ def run_scenario(
             result.mismatches += found
             result.status = "fail" if result.status == "pass" else result.status
     return result
-
-
-def _skipped(scenario: Scenario, reason: str) -> Observation:
-    return Observation(scenario.id, "skipped", reason, 0, [], [], {}, {})
 
 
 def run_scenarios(
