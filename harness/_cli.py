@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 if TYPE_CHECKING:
+    from harness._routing import Delegation
     from harness.scenario import Scenario
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_HANG, EXIT_INTERNAL = 0, 1, 2, 3, 4
@@ -147,6 +148,21 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="characters per streamed delta (default: whole)",
     )
+    serve.add_argument(
+        "--session-header",
+        default=None,
+        metavar="NAME",
+        help="a header your runtime sends that keys a conversation, e.g. "
+        "x-deepseek-harness-session-id (default: none; without X-Harness-Agent, requests are "
+        "then told apart by the conversation itself)",
+    )
+    serve.add_argument(
+        "--delegation",
+        default=None,
+        metavar="JSON",
+        help="your runtime's spelling of the scenarios' subagent {name, prompt}, e.g. "
+        '\'{"tool": "task", "arguments": {"description": "{name}", "prompt": "{prompt}"}}\'',
+    )
     mutants = sub.add_parser(
         "mutants", help="run every scenario under every test-only guard variant"
     )
@@ -209,7 +225,20 @@ def _main(args: argparse.Namespace) -> int:
     return run(args, scenarios)
 
 
+def _delegation(text: str | None) -> Delegation:
+    from harness._routing import REFERENCE_DELEGATION, Delegation, DialectError
+
+    if text is None:
+        return REFERENCE_DELEGATION
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise DialectError(f"--delegation: not JSON ({exc})") from None
+    return Delegation.from_json(value, "--delegation")
+
+
 def _serve(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
+    from harness._routing import DialectError
     from harness._serve import NotLoopback, check_loopback, serve
     from harness.fake import ScriptedLLM
 
@@ -223,7 +252,17 @@ def _serve(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
     if args.idle_timeout <= 0 or (args.chunk is not None and args.chunk < 1):
         return _usage("--idle-timeout and --chunk take positive numbers")
     scenario = by_id[args.scenario_id]
-    llm = ScriptedLLM({n: a.script for n, a in scenario.agents.items()}, chunk=args.chunk)
+    try:
+        delegation = _delegation(args.delegation)
+    except DialectError as exc:
+        return _usage(str(exc))
+    llm = ScriptedLLM(
+        {n: a.script for n, a in scenario.agents.items()},
+        chunk=args.chunk,
+        roots=scenario.roots(),
+        session_header=args.session_header,
+        delegation=delegation,
+    )
     try:
         return serve(llm, host=args.host, port=args.port, idle_timeout=args.idle_timeout)
     except OSError as exc:

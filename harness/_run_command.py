@@ -57,12 +57,16 @@ def _report(
     backstop: float,
 ) -> int:
     from harness._paths import snapshots_dir
+    from harness.adapters import runtime_of
     from harness.run import Wire, run_scenarios, summary
 
     golden = args.snapshots or snapshots_dir(args.scenarios)
     results, verdicts = [], []
     id_width = max(len(s.id) for s in chosen)
     label_width = 10 if expectations.path is not None else 5
+    runtime = runtime_of(adapter)
+    if not args.json:  # first, so a log shows what was run before what it did
+        print(f"runtime: {adapter.name}: {runtime or '(the adapter does not say)'}", flush=True)
     for result in run_scenarios(
         chosen,
         backstop=backstop,
@@ -96,7 +100,8 @@ def _report(
     counts = {s: sum(r.status == s for r in results) for s in ("pass", "fail", "error", "skip")}
     if args.json:
         out = [{**r.to_json(), "verdict": v} for r, (v, _) in zip(results, verdicts, strict=True)]
-        print(json.dumps({"adapter": adapter.name, "scenarios": out}, indent=2, sort_keys=True))
+        report = {"adapter": adapter.name, "runtime": runtime, "scenarios": out}
+        print(json.dumps(report, indent=2, sort_keys=True))
     else:
         failed = counts["fail"] + counts["error"]
         line = f"{counts['pass']} passed, {failed} failed"

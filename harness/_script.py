@@ -1,5 +1,6 @@
-"""What a script says: the data a scenario loads and the fake LLM replays. Kept apart from
-the fake itself so loading scenarios does not import an HTTP stack."""
+"""What a script says, and every way a script can be misused: the data a scenario loads and
+the fake LLM replays. Kept apart from the fake itself so loading scenarios does not import
+an HTTP stack."""
 
 from __future__ import annotations
 
@@ -29,3 +30,53 @@ class Turn:
     @classmethod
     def tool(cls, tool: str, args: Mapping[str, Any], label: str | None = None) -> Turn:
         return cls(calls=(Call(tool, args, label),))
+
+
+class ScriptError(Exception):
+    """A request the script cannot answer. The message names the agent and the step."""
+
+    code = "script_error"
+
+    def __init__(self, message: str, *, agent: str | None = None, step: int | None = None):
+        super().__init__(message)
+        self.agent = agent
+        self.step = step
+
+
+class UnroutableRequest(ScriptError):
+    """A request no routing rule places: no agent header, no known conversation, no pending
+    delegation's prompt, and no root phase left."""
+
+    code = "unroutable_request"
+
+
+class AmbiguousDelegation(ScriptError):
+    """A new conversation that two pending delegations' prompts both match."""
+
+    code = "ambiguous_delegation"
+
+
+class UnknownAgent(ScriptError):
+    code = "unknown_agent"
+
+
+class ScriptExhausted(ScriptError):
+    code = "script_exhausted"
+
+
+class UnresolvedTemplate(ScriptError):
+    code = "unresolved_template"
+
+
+class MalformedRequest(ScriptError):
+    code = "malformed_request"
+
+
+class MalformedArguments(ScriptError):
+    """A scripted call whose arguments cannot travel as a JSON object."""
+
+    code = "malformed_arguments"
+
+
+class UnconsumedSteps(ScriptError):
+    code = "unconsumed_steps"

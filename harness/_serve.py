@@ -1,7 +1,8 @@
 """`harness serve`: the scripted fake LLM on a real loopback HTTP server, for runtimes that
 respx cannot reach (other processes, other languages).
 
-Routing is the same as in-process: each request names its agent in `X-Harness-Agent`.
+Routing is the same as in-process (harness._routing): by `X-Harness-Agent` when sent, else
+by a session header or the conversation itself.
 The server binds loopback only, prints its base URL on the first line, and stops by itself
 once every script is consumed or after an idle timeout.
 """

@@ -1,10 +1,11 @@
 """A scripted fake LLM: an OpenAI-compatible Chat Completions endpoint that replays one
 script per agent.
 
-Parent and child share one endpoint. Each request names its agent in the
-`X-Harness-Agent` header, and the fake answers with that agent's next scripted turn.
-Every way a script can be misused has its own exception; the fake records it, answers
-HTTP 400 with an OpenAI-style error body, and never wraps around or waits.
+Parent and child share one endpoint. The fake answers each request with its agent's next
+scripted turn; which agent that is comes from the `X-Harness-Agent` header when the runtime
+sends it, and otherwise from the conversation (harness._routing has the rules). Every way
+a script can be misused has its own exception; the fake records it, answers HTTP 400 with
+an OpenAI-style error body, and never wraps around or waits.
 
     llm = ScriptedLLM({"parent": [Turn.tool("subagent", {...}), Turn.text("done")]})
     client = httpx.AsyncClient(transport=llm.transport())
@@ -23,18 +24,39 @@ from typing import Any
 import httpx
 
 from harness import _template
-from harness._script import Call, Turn
+from harness._routing import (
+    DELEGATION_TOOL,
+    REFERENCE_DELEGATION,
+    Delegation,
+    Routes,
+    default_roots,
+    message_text,
+)
+from harness._script import (
+    AmbiguousDelegation,
+    Call,
+    MalformedArguments,
+    MalformedRequest,
+    ScriptError,
+    ScriptExhausted,
+    Turn,
+    UnconsumedSteps,
+    UnknownAgent,
+    UnresolvedTemplate,
+    UnroutableRequest,
+)
 from harness.runtime.llm import AGENT_HEADER
 
 BASE_URL = "http://fake-llm.invalid/v1"
 
 __all__ = [
     "BASE_URL",
+    "AmbiguousDelegation",
     "Call",
     "CapturedRequest",
+    "Delegation",
     "MalformedArguments",
     "MalformedRequest",
-    "MissingAgentHeader",
     "ScriptError",
     "ScriptExhausted",
     "ScriptedLLM",
@@ -42,48 +64,8 @@ __all__ = [
     "UnconsumedSteps",
     "UnknownAgent",
     "UnresolvedTemplate",
+    "UnroutableRequest",
 ]
-
-
-class ScriptError(Exception):
-    """A request the script cannot answer. The message names the agent and the step."""
-
-    code = "script_error"
-
-    def __init__(self, message: str, *, agent: str | None = None, step: int | None = None):
-        super().__init__(message)
-        self.agent = agent
-        self.step = step
-
-
-class MissingAgentHeader(ScriptError):
-    code = "missing_agent_header"
-
-
-class UnknownAgent(ScriptError):
-    code = "unknown_agent"
-
-
-class ScriptExhausted(ScriptError):
-    code = "script_exhausted"
-
-
-class UnresolvedTemplate(ScriptError):
-    code = "unresolved_template"
-
-
-class MalformedRequest(ScriptError):
-    code = "malformed_request"
-
-
-class MalformedArguments(ScriptError):
-    """A scripted call whose arguments cannot travel as a JSON object."""
-
-    code = "malformed_arguments"
-
-
-class UnconsumedSteps(ScriptError):
-    code = "unconsumed_steps"
 
 
 _SERVING: contextvars.ContextVar[ScriptedLLM] = contextvars.ContextVar("harness_fake_serving")
@@ -128,23 +110,43 @@ class _AgentState:
 
 
 class ScriptedLLM:
+    """One script per agent, served as a Chat Completions endpoint.
+
+    `roots` are the agents that root phases start, in order (default: every agent no
+    scripted delegation names); `session_header` is a header the runtime sends that keys a
+    conversation; `delegation` is the runtime's spelling of `subagent {name, prompt}`. The
+    last three matter only to runtimes that do not send `X-Harness-Agent`.
+    """
+
     def __init__(
         self,
         scripts: Mapping[str, Sequence[Turn]],
         *,
         model: str = "scripted",
         chunk: int | None = None,
+        roots: Sequence[str] | None = None,
+        session_header: str | None = None,
+        delegation: Delegation = REFERENCE_DELEGATION,
     ):
         self.scripts = {name: tuple(turns) for name, turns in scripts.items()}
         self.model = model
         # Streaming delta size in characters: None sends each text or argument string whole.
         self.chunk = chunk
+        self.delegation = delegation
+        self.routes = Routes(
+            default_roots(self.scripts) if roots is None else roots, session_header
+        )
         self.requests: list[CapturedRequest] = []
         self.errors: list[ScriptError] = []
         self._state = {name: _AgentState() for name in self.scripts}
         self._call_ids = 0
         self._completion_ids = 0
         self._unscripted: dict[str, int] = {}  # requests per agent nobody scripted
+
+    def conversations(self) -> dict[str, str]:
+        """Conversation key (the session header's value) -> the agent it was assigned: how
+        a runtime's own ids map back to the scenario's agent names."""
+        return dict(self.routes.keys)
 
     # -- wiring -----------------------------------------------------------------------
     def router(self, base_url: str = BASE_URL) -> Any:
@@ -185,11 +187,14 @@ class ScriptedLLM:
         except ValueError:
             body = None
         try:
+            messages = body.get("messages") if isinstance(body, dict) else None
             if agent is None:
-                raise MissingAgentHeader(
-                    f"request has no {AGENT_HEADER} header; send the calling agent's id on "
-                    "every request so parent and child can share one endpoint"
-                )
+                if not isinstance(messages, list):
+                    raise MalformedRequest(
+                        "body is not a chat completion request with 'messages', so no agent "
+                        "can be told from it"
+                    )
+                agent = self.routes.agent_for(self.routes.key_of(request.headers), messages)
             state = self._state.get(agent)
             if state is None:
                 known = ", ".join(sorted(self.scripts)) or "none"
@@ -202,7 +207,7 @@ class ScriptedLLM:
                 )
             step = state.cursor + 1
             script = self.scripts[agent]
-            if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            if not isinstance(messages, list):
                 raise MalformedRequest(
                     f"agent {agent}, step {step}: body is not a chat completion request with "
                     "'messages'",
@@ -218,7 +223,7 @@ class ScriptedLLM:
                     step=step,
                 )
             turn = script[state.cursor]
-            message = self._render(agent, step, state, turn, body["messages"])
+            message = self._render(agent, step, state, turn, messages)
             state.cursor += 1
         except ScriptError as exc:
             self.errors.append(exc)
@@ -309,7 +314,7 @@ class ScriptedLLM:
         self, agent: str, step: int, state: _AgentState, turn: Turn, messages: list[Any]
     ) -> dict[str, Any]:
         results = {
-            m.get("tool_call_id"): m.get("content")
+            m.get("tool_call_id"): _result_text(m.get("content"))
             for m in messages
             if isinstance(m, dict) and m.get("role") == "tool"
         }
@@ -349,14 +354,15 @@ class ScriptedLLM:
                 f"agent {agent}, step {step}: {exc}", agent=agent, step=step
             ) from None
         message: dict[str, Any] = {"role": "assistant", "content": content}
+        delegations: list[tuple[str, str]] = []
         if turn.calls:
             # Checked before any call id is issued, so a refused turn leaves no trace.
-            arguments = [
-                _arguments(agent, step, i, call.tool, args)
+            spelled = [
+                self._spell(agent, step, i, call.tool, args, delegations)
                 for i, (call, args) in enumerate(zip(turn.calls, rendered, strict=True), 1)
             ]
             tool_calls = []
-            for call, text in zip(turn.calls, arguments, strict=True):
+            for call, (tool, text) in zip(turn.calls, spelled, strict=True):
                 self._call_ids += 1
                 call_id = f"call_{self._call_ids}"
                 if call.label is not None:
@@ -366,11 +372,38 @@ class ScriptedLLM:
                     {
                         "id": call_id,
                         "type": "function",
-                        "function": {"name": call.tool, "arguments": text},
+                        "function": {"name": tool, "arguments": text},
                     }
                 )
             message["tool_calls"] = tool_calls
+        self.routes.issued(agent, message, delegations)
         return message
+
+    def _spell(
+        self,
+        agent: str,
+        step: int,
+        index: int,
+        tool: str,
+        args: Any,
+        delegations: list[tuple[str, str]],
+    ) -> tuple[str, str]:
+        """A scripted call as the runtime's model would send it: (tool name, argument
+        text). A delegation is rewritten into the runtime's dialect and remembered, so its
+        child's first request can be recognised by the prompt."""
+        if tool != DELEGATION_TOOL or not isinstance(args, Mapping):
+            return tool, _arguments(agent, step, index, tool, args)
+        spelled = self.delegation.spell(args)
+        if spelled is None:
+            raise MalformedArguments(
+                f"agent {agent}, step {step}, call {index} ({tool}): a delegation needs a "
+                f"string name and prompt to be spelled as this runtime's {self.delegation.tool}",
+                agent=agent,
+                step=step,
+            )
+        if isinstance(args.get("name"), str) and isinstance(args.get("prompt"), str):
+            delegations.append((args["name"], args["prompt"]))
+        return self.delegation.tool, _arguments(agent, step, index, tool, spelled)
 
     # -- after the run ----------------------------------------------------------------
     def unconsumed(self) -> list[UnconsumedSteps]:
@@ -411,6 +444,11 @@ def _arguments(agent: str, step: int, index: int, tool: str, args: Any) -> str:
             agent=agent,
             step=step,
         ) from None
+
+
+def _result_text(content: Any) -> Any:
+    # A runtime may send a tool result as content parts; a template wants its text.
+    return message_text(content) if isinstance(content, list) else content
 
 
 def _describe(body: Any) -> str:

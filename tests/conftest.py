@@ -10,8 +10,17 @@ from harness.scenario import Scenario, load_all
 pytest_plugins = ["tests._offline", "tests._order", "tests.fuzzing"]
 
 SCENARIOS = {s.id: s for s in load_all()}
-# Every scenario runs over each wire and must give the same observation and snapshot.
-WIRES = [Wire(), Wire(stream=True), Wire(stream=True, chunk=7), Wire(stream=True, chunk=1)]
+# Every scenario runs over each wire and must give the same observation and snapshot: JSON
+# or SSE deltas of every size, and requests routed by X-Harness-Agent, by a session header
+# alone, or by nothing but the conversation (what a real runtime sends).
+WIRES = [
+    Wire(),
+    Wire(stream=True),
+    Wire(stream=True, chunk=7),
+    Wire(stream=True, chunk=1),
+    Wire(routing="session"),
+    Wire(stream=True, chunk=1, routing="content"),
+]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -132,17 +132,25 @@ async def observe(doc: dict[str, Any]) -> dict[str, Any]:
     return observation
 
 
+PROBE_SESSION = "probe-session-1"  # the id a runtime gives its root, as the probe reports it
+
+
 def probe(doc: dict[str, Any], model: dict[str, Any]) -> dict[str, Any]:
     """One real request to the served fake, as the first started agent: proof that the
-    base URL and the agent header reach the scenario's scripts over loopback."""
+    base URL and the agent header (or, when the hello declared one, a session header of the
+    runtime's own) reach the scenario's scripts over loopback."""
     import urllib.request
 
     agent = next(p["start"] for p in doc["phases"] if "start" in p)
     body = {"model": "m", "messages": [{"role": "user", "content": "go"}]}
+    if model.get("session_header"):  # named as a runtime would: by its own session id
+        agent, routing = PROBE_SESSION, {model["session_header"]: PROBE_SESSION}
+    else:
+        routing = {model["agent_header"]: agent}
     request = urllib.request.Request(
         model["base_url"] + "/chat/completions",
         data=json.dumps(body).encode(),
-        headers={"content-type": "application/json", model["agent_header"]: agent},
+        headers={"content-type": "application/json", **routing},
     )
     with urllib.request.urlopen(request, timeout=10) as response:
         message = json.load(response)["choices"][0]["message"]
@@ -159,6 +167,8 @@ def main() -> int:
     parser.add_argument("--features", default=",".join(SERVICE_FEATURES))
     parser.add_argument("--misbehave", default=None)
     parser.add_argument("--probe-model", action="store_true", help="ask the served fake once")
+    parser.add_argument("--session-header", default=None, help="declare it in the hello")
+    parser.add_argument("--delegation", default=None, help="a dialect (JSON) for the hello")
     args = parser.parse_args()
     misbehave = args.misbehave
     for line in sys.stdin:
@@ -173,7 +183,12 @@ def main() -> int:
                 time.sleep(60)
             protocol = 2 if misbehave == "protocol-2" else 1
             features = [f for f in args.features.split(",") if f]
-            reply({"type": "hello", "protocol": protocol, "adapter": "py", "features": features})
+            hello = {"type": "hello", "protocol": protocol, "adapter": "py", "features": features}
+            if args.session_header is not None:
+                hello["session_header"] = args.session_header
+            if args.delegation is not None:
+                hello["delegation"] = json.loads(args.delegation)
+            reply(hello)
         elif kind == "bye":
             return 0
         elif kind == "run":

@@ -114,6 +114,41 @@ def test_models_are_served_on_loopback_to_the_adapter() -> None:
     assert "agent lead: 1 scripted step(s) never requested" in result.mismatches[0]
 
 
+def test_a_runtimes_own_ids_and_dialect_reach_the_fake_and_come_back_as_names() -> None:
+    dialect = {"tool": "task", "arguments": {"description": "{name}", "prompt": "{prompt}"}}
+    flags = ["--session-header", "x-probe-session", "--delegation", json.dumps(dialect)]
+    adapter = started("--probe-model", "--features", "assembled", *flags)
+    try:
+        assert adapter.session_header == "x-probe-session"
+        result = run_scenario(SCENARIOS["delegated-question-handoff"], adapter=adapter)
+    finally:
+        adapter.close()
+    (request,) = result.observation.requests
+    # No X-Harness-Agent: the fake assigned the new session to the first root phase...
+    assert request.agent == "parent" and dict(request.headers)["x-probe-session"]
+    # ...and the adapter's report, keyed by its own session id, reads as the scenario's name.
+    (said,) = json.loads(result.observation.final["parent"] or "")
+    assert said["function"]["name"] == "task"
+    assert json.loads(said["function"]["arguments"]) == {
+        "description": "child",
+        "prompt": "Check the deployment environment and decide whether the CUDA fallback "
+        "is needed.",
+    }
+
+
+@pytest.mark.parametrize(
+    ("hello", "message"),
+    [
+        (["--session-header", " "], "hello.session_header must be a header name"),
+        (["--delegation", '{"tool": 3}'], "hello.delegation.tool: the runtime's delegation tool"),
+    ],
+)
+def test_a_bad_routing_declaration_refuses_the_adapter(hello: list[str], message: str) -> None:
+    with pytest.raises(AdapterError, match=r"^adapter py: ") as info:
+        started(*hello)
+    assert message in str(info.value)
+
+
 @pytest.mark.parametrize(
     ("flag", "message"),
     [
@@ -221,7 +256,8 @@ def test_the_cli_prints_new_fail_and_new_pass(
     )
     ids = ["owner-detached-child", "reregistered-id"]
     assert main(["run", "--adapter", spec, "--expectations", str(path), *ids]) == 1
-    out = capsys.readouterr().out.splitlines()
+    runtime, *out = capsys.readouterr().out.splitlines()
+    assert runtime == "runtime: py: (the adapter does not say)"
     assert out[0].startswith("KNOWN FAIL owner-detached-child")
     assert "      known: known" in out
     assert next(line for line in out if line.startswith("NEW FAIL")).startswith(
@@ -230,7 +266,7 @@ def test_the_cli_prints_new_fail_and_new_pass(
     assert out[-1] == "0 passed, 2 failed (1 known fail; 1 new fail)"
     spec = f"jsonl:{sys.executable} -m tests.jsonl_adapter"
     assert main(["run", "--adapter", spec, "--expectations", str(path), *ids]) == 1
-    out = capsys.readouterr().out.splitlines()
+    _, *out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("NEW PASS   owner-detached-child")
     assert out[-1] == "2 passed, 0 failed (1 new pass)"
 
@@ -252,7 +288,7 @@ def test_pytest_runs_the_scenarios_on_the_chosen_adapter() -> None:
     spec = f"jsonl:{sys.executable} -m tests.jsonl_adapter"
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
-         "tests/test_scenarios.py", "--harness-adapter", spec, "-k", "json"],
+         "tests/test_scenarios.py", "--harness-adapter", spec, "-k", "json and not session"],
         cwd=ROOT, capture_output=True, text=True, env={**os.environ, "CI": "true"}, timeout=120,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]

@@ -16,7 +16,9 @@ def test_list_shows_every_scenario(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_run_prints_one_line_per_scenario_and_a_total(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", "zero-depth-live-child", "missing-registry"]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    runtime, *lines = capsys.readouterr().out.splitlines()
+    # First, what ran: the adapter and the runtime it says it is, with versions.
+    assert runtime.startswith("runtime: reference: keyless-harness reference runtime")
     assert lines[0].startswith("PASS  zero-depth-live-child")
     assert "expected: completed, DELEGATED_CALLER@child, answerer=0" in lines[0]
     assert lines[-1] == "2 passed, 0 failed"
@@ -24,7 +26,9 @@ def test_run_prints_one_line_per_scenario_and_a_total(capsys: pytest.CaptureFixt
 
 def test_run_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", "--json", "stale-same-id-object"]) == 0
-    (entry,) = json.loads(capsys.readouterr().out)["scenarios"]
+    report = json.loads(capsys.readouterr().out)
+    assert report["adapter"] == "reference" and "Python" in report["runtime"]
+    (entry,) = report["scenarios"]
     assert entry["id"] == "stale-same-id-object" and entry["status"] == "pass"
     observed = entry["observed"]
     assert observed["outcome"] == "completed"
@@ -42,7 +46,7 @@ def test_failing_scenario_exits_1_and_says_why(
     text = source.read_text().replace("code: DELEGATED_CALLER", "code: CALLER_NOT_LIVE")
     (tmp_path / "zero-depth-live-child.yaml").write_text(text)
     assert main(["--scenarios", str(tmp_path), "run"]) == 1
-    out = capsys.readouterr().out
+    out = capsys.readouterr().out.split("\n", 1)[1]  # after the runtime line
     assert out.startswith("FAIL  zero-depth-live-child")
     assert (
         "tool_errors: expected [child.ask_user_question=CALLER_NOT_LIVE], observed "

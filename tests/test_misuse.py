@@ -42,7 +42,7 @@ def test_exhausted_script(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
         "agent child asked for step 2, but its script has only 1 step(s)"
     )
     assert main(["--scenarios", str(tmp_path), "run"]) == 1
-    out = capsys.readouterr().out
+    out = capsys.readouterr().out.split("\n", 1)[1]  # after the runtime line
     assert out.startswith("ERROR zero-depth-live-child") and "agent child asked for step 2" in out
 
 

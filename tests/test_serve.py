@@ -7,13 +7,14 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
 
 from harness._cli import main
 from harness.fake import ScriptedLLM
+from harness.runtime.questions import DELEGATED_CALLER, MESSAGES
 from tests.conftest import SCENARIOS
 
 if TYPE_CHECKING:
@@ -137,3 +138,73 @@ def test_serve_stops_when_idle(capsys: pytest.CaptureFixture[str]) -> None:
     assert (
         "idle for 0.2 s; stopping. agent lead: 2 scripted step(s) never requested" in captured.err
     )
+
+
+# -- header-free: a runtime that names no agent ------------------------------------------
+DELEGATED = "Error: " + MESSAGES[DELEGATED_CALLER]
+TASK_DIALECT = {"tool": "task", "arguments": {"description": "{name}", "prompt": "{prompt}"}}
+
+
+def run_agent(client: openai.OpenAI, prompt: str, *, depth: int, delegation_tool: str) -> str:
+    """A runtime of a few lines on the official SDK, sending no routing header: each child is
+    a fresh conversation whose one user message is its task, as real runtimes do."""
+    messages: list[Any] = [{"role": "user", "content": prompt}]
+    final = ""
+    for _ in range(8):
+        message = client.chat.completions.create(model="m", messages=messages).choices[0].message
+        messages.append(message.model_dump(exclude_none=True))
+        final = message.content or final
+        if not message.tool_calls:
+            return final
+        for call in message.tool_calls:
+            args = json.loads(call.function.arguments)  # type: ignore[union-attr]
+            name = call.function.name  # type: ignore[union-attr]
+            if name == delegation_tool:
+                result = run_agent(client, args["prompt"], depth=depth + 1, delegation_tool=name)
+            else:
+                assert (name, depth > 0) == ("ask_user_question", True), "only children ask here"
+                result = DELEGATED
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+    raise AssertionError(f"no final answer to {prompt!r}")
+
+
+@pytest.mark.parametrize("dialect", [None, TASK_DIALECT], ids=["subagent", "task-dialect"])
+@pytest.mark.parametrize(
+    ("served_id", "final"),
+    [
+        (
+            "parallel-children-refused",
+            "PARENT_COMPLETED: UNRESOLVED: Should gpu-pool use the CUDA fallback? | "
+            "UNRESOLVED: How many threads should cpu-pool use?",
+        ),
+        ("grandchild-refused", "PARENT_COMPLETED"),
+    ],
+)
+def test_openai_sdk_without_a_routing_header_runs_a_delegation_tree_to_completion(
+    served_id: str, final: str, dialect: dict[str, Any] | None
+) -> None:
+    import openai
+
+    command = [sys.executable, "-m", "harness", "serve", served_id, "--idle-timeout", "20"]
+    command += ["--delegation", json.dumps(dialect)] if dialect else []
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        try:
+            client = openai.OpenAI(
+                base_url=proc.stdout.readline().strip(), api_key="-", max_retries=0
+            )
+            tool = dialect["tool"] if dialect else "subagent"
+            assert (
+                run_agent(client, "Prepare the deployment.", depth=0, delegation_tool=tool) == final
+            )
+            assert proc.wait(10) == 0, proc.stderr.read()
+            assert "all scripts consumed" in proc.stderr.read()
+        finally:
+            proc.kill()
+
+
+def test_serve_refuses_a_bad_delegation_dialect(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", SCENARIO, "--delegation", '{"tool": "task", "arguments": {}}']) == 2
+    assert "--delegation.arguments: no string carries {prompt}" in capsys.readouterr().err

@@ -6,7 +6,13 @@ as the published upstream seam does (`node-dsh`), and a Python one implements `A
 and is named as `module:factory`.
 """
 
-from harness.adapters._base import Adapter, AdapterError, RunOptions, missing_features
+from harness.adapters._base import (
+    Adapter,
+    AdapterError,
+    RunOptions,
+    missing_features,
+    runtime_of,
+)
 from harness.adapters._expectations import Expectations, ExpectationsError
 from harness.adapters._jsonl import PROTOCOL, JsonLinesAdapter
 from harness.adapters._load import FORMS, open_adapter
@@ -24,4 +30,5 @@ __all__ = [
     "RunOptions",
     "missing_features",
     "open_adapter",
+    "runtime_of",
 ]

@@ -62,6 +62,12 @@ class Adapter(Protocol):
         ...
 
 
+def runtime_of(adapter: Adapter) -> str:
+    """What the adapter says it runs, with versions ("" if it does not say). Optional in the
+    protocol, so an adapter written before it was asked for still loads."""
+    return str(getattr(adapter, "runtime", "") or "")
+
+
 def missing_features(adapter: Adapter, scenario: Scenario) -> list[str]:
     """The scenario's features the adapter cannot run, in the scenario's order."""
     if adapter.features is None:

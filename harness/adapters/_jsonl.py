@@ -19,7 +19,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness._routing import REFERENCE_DELEGATION, Delegation, DialectError
 from harness.adapters._base import AdapterError, RunOptions
+from harness.adapters._reported import ProtocolError, observation
 
 if TYPE_CHECKING:
     from harness.fake import ScriptedLLM
@@ -29,11 +31,6 @@ if TYPE_CHECKING:
 PROTOCOL = 1
 HELLO_TIMEOUT = 30.0  # seconds for the process to start and say hello (node, a JVM...)
 GRACE = 5.0  # seconds past the backstop before a silent adapter is stopped
-OUTCOMES = ("completed", "error", "hang")
-
-
-class ProtocolError(Exception):
-    """The adapter said something the protocol does not allow; the message says what."""
 
 
 class JsonLinesAdapter:
@@ -56,6 +53,9 @@ class JsonLinesAdapter:
         self.expectations = expectations
         self.features: frozenset[str] | None = frozenset()  # until hello says otherwise
         self.runtime = ""  # what the adapter says it runs, for reports
+        # How its runtime's requests are told apart and how it spells a delegation (hello).
+        self.session_header: str | None = None
+        self.delegation = REFERENCE_DELEGATION
         self._prepare = prepare
         self._proc: subprocess.Popen[str] | None = None
         self._lines: queue.Queue[str | None] = queue.Queue()
@@ -97,6 +97,7 @@ class JsonLinesAdapter:
             features = hello.get("features")
             if not isinstance(features, list) or not all(isinstance(f, str) for f in features):
                 raise ProtocolError(f"hello must list its features as strings: {_show(hello)}")
+            self.session_header, self.delegation = _routing(hello)
         except ProtocolError as exc:
             self.close(graceful=False)
             raise AdapterError(f"adapter {self.name}: {exc}{self._tail()}") from None
@@ -177,6 +178,7 @@ class JsonLinesAdapter:
     # -- one scenario -----------------------------------------------------------------
     def run(self, scenario: Scenario, options: RunOptions) -> Observation:
         from harness.run import Observation
+        from harness.runtime.llm import AGENT_HEADER
 
         llm = server = None
         try:
@@ -185,8 +187,9 @@ class JsonLinesAdapter:
                 raise ProtocolError("the adapter process is not running (it stopped earlier)")
             model = None
             if any(p.kind != "ask" for p in scenario.phases):
-                llm, server = _serve(scenario)
-                model = {"base_url": server.base_url, "agent_header": "X-Harness-Agent",
+                llm, server = self._serve(scenario, options)
+                model = {"base_url": server.base_url, "agent_header": AGENT_HEADER,
+                         "session_header": self.session_header,
                          "stream": options.wire.stream}  # fmt: skip
             self._send({"type": "run", "id": scenario.id, "scenario": _document(scenario),
                         "model": model})  # fmt: skip
@@ -208,6 +211,36 @@ class JsonLinesAdapter:
                 server.shutdown()
                 server.server_close()
 
+    def _serve(self, scenario: Scenario, options: RunOptions) -> tuple[ScriptedLLM, Any]:
+        """The scenario's scripts on a loopback server of its own, routed and spelled as
+        this adapter's runtime declared."""
+        from harness._serve import FakeServer
+        from harness.fake import ScriptedLLM
+
+        llm = ScriptedLLM(
+            {n: a.script for n, a in scenario.agents.items()},
+            chunk=options.wire.chunk if options.wire.chunk is not None else scenario.stream_chunk,
+            roots=scenario.roots(),
+            session_header=self.session_header,
+            delegation=self.delegation,
+        )
+        server = FakeServer(llm, "127.0.0.1", 0)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        return llm, server
+
+
+def _routing(hello: dict[str, Any]) -> tuple[str | None, Delegation]:
+    """The session header and delegation dialect a hello declares (both optional)."""
+    header = hello.get("session_header")
+    if header is not None and (not isinstance(header, str) or not header.strip()):
+        raise ProtocolError(f"hello.session_header must be a header name: {_show(hello)}")
+    if "delegation" not in hello:
+        return header, REFERENCE_DELEGATION
+    try:
+        return header, Delegation.from_json(hello["delegation"], "hello.delegation")
+    except DialectError as exc:
+        raise ProtocolError(str(exc)) from None
+
 
 def _document(scenario: Scenario) -> Any:
     from harness.scenario._yaml import parse
@@ -215,133 +248,5 @@ def _document(scenario: Scenario) -> Any:
     return parse(scenario.path.read_text(encoding="utf-8-sig")).value
 
 
-def _serve(scenario: Scenario) -> tuple[ScriptedLLM, Any]:
-    from harness._serve import FakeServer
-    from harness.fake import ScriptedLLM
-
-    llm = ScriptedLLM(
-        {n: a.script for n, a in scenario.agents.items()}, chunk=scenario.stream_chunk
-    )
-    server = FakeServer(llm, "127.0.0.1", 0)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return llm, server
-
-
 def _show(message: dict[str, Any]) -> str:
     return json.dumps(message, ensure_ascii=False)[:200]
-
-
-# -- what the adapter reported -> Observation ------------------------------------------
-def observation(scenario: Scenario, data: dict[str, Any], llm: ScriptedLLM | None) -> Observation:
-    """Validate an adapter's observation and render it as the reference's would be."""
-    from harness.run import Observation
-
-    outcome = data.get("outcome")
-    if outcome not in OUTCOMES:
-        raise ProtocolError(f"observation.outcome must be one of {', '.join(OUTCOMES)}")
-    calls = data.get("answerer_calls", 0)
-    if not isinstance(calls, int) or isinstance(calls, bool) or calls < 0:
-        raise ProtocolError("observation.answerer_calls must be a count")
-    direct, tool_errors = _direct(_list(data, "direct"))
-    tool_errors += [_tool_error(e, i) for i, e in enumerate(_list(data, "tool_errors"))]
-    script_errors = [str(e) for e in llm.errors] if llm else []
-    if llm is not None and outcome == "completed":
-        script_errors += [str(e) for e in llm.unconsumed()]
-    return Observation(
-        scenario_id=scenario.id,
-        outcome=str(outcome),
-        error=None if outcome == "completed" else str(data.get("error") or outcome),
-        answerer_calls=calls,
-        tool_errors=tool_errors,
-        handoffs=[_handoff(h, i) for i, h in enumerate(_list(data, "handoffs"))],
-        final=_mapping(data, "final", (str, type(None))),
-        sessions={},
-        plan_mode=_mapping(data, "plan_mode", (bool,)),
-        direct=direct,
-        requests=list(llm.requests) if llm else [],
-        script_errors=script_errors,
-    )
-
-
-def _list(data: dict[str, Any], key: str) -> list[Any]:
-    value = data.get(key, [])
-    if not isinstance(value, list):
-        raise ProtocolError(f"observation.{key} must be a list")
-    return value
-
-
-def _mapping(data: dict[str, Any], key: str, types: tuple[type, ...]) -> dict[str, Any]:
-    value = data.get(key, {})
-    if not isinstance(value, dict) or not all(isinstance(v, types) for v in value.values()):
-        raise ProtocolError(f"observation.{key} must map agent names to {types[0].__name__}")
-    return dict(value)
-
-
-def _text(entry: dict[str, Any], key: str, where: str) -> str:
-    value = entry.get(key)
-    if not isinstance(value, str):
-        raise ProtocolError(f"{where}.{key} must be a string")
-    return value
-
-
-def _direct(entries: list[Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    from harness.runtime.questions import Answer, answers_text
-
-    direct, errors = [], []
-    for i, entry in enumerate(entries):
-        where = f"observation.direct[{i}]"
-        if not isinstance(entry, dict):
-            raise ProtocolError(f"{where} must be an object")
-        caller = entry.get("caller")
-        if caller is not None and not isinstance(caller, str):
-            raise ProtocolError(f"{where}.caller must be a name or null")
-        error = entry.get("error")
-        if isinstance(error, dict):
-            name, code = (
-                _text(error, "name", where + ".error"),
-                _text(error, "code", where + ".error"),
-            )
-            text = f"Error: {_text(error, 'message', where + '.error')}"
-            errors.append({"agent": caller, "tool": "ask", "code": code, "name": name,
-                           "is_error": True, "text": text})  # fmt: skip
-            direct.append({"seq": i + 1, "caller": caller, "text": text,
-                           "error": {"name": name, "code": code}})  # fmt: skip
-            continue
-        answers = entry.get("answers")
-        if error is not None or not isinstance(answers, list):
-            raise ProtocolError(f"{where} needs answers (a list) or an error (an object)")
-        try:
-            parsed = [Answer(a["id"], tuple(a["selected"]), a.get("custom")) for a in answers]
-        except (TypeError, KeyError):
-            raise ProtocolError(f"{where}.answers: each is {{id, selected[, custom]}}") from None
-        direct.append({"seq": i + 1, "caller": caller, "text": answers_text(parsed), "error": None})
-    return direct, errors
-
-
-def _tool_error(entry: Any, i: int) -> dict[str, Any]:
-    where = f"observation.tool_errors[{i}]"
-    if not isinstance(entry, dict):
-        raise ProtocolError(f"{where} must be an object")
-    return {
-        "agent": _text(entry, "agent", where),
-        "tool": _text(entry, "tool", where),
-        "code": _text(entry, "code", where),
-        "name": _text(entry, "name", where),
-        "is_error": True,
-        "text": _text(entry, "text", where),
-    }
-
-
-def _handoff(entry: Any, i: int) -> dict[str, Any]:
-    where = f"observation.handoffs[{i}]"
-    if not isinstance(entry, dict):
-        raise ProtocolError(f"{where} must be an object")
-    final = entry.get("child_final")
-    if final is not None and not isinstance(final, str):
-        raise ProtocolError(f"{where}.child_final must be a string or null")
-    return {
-        "parent": _text(entry, "parent", where),
-        "child": _text(entry, "child", where),
-        "child_final": final,
-        "tool_result": _text(entry, "tool_result", where),
-    }

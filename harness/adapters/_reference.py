@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import platform
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,9 @@ class ReferenceAdapter:
     name = "reference"
     features: frozenset[str] | None = None  # it runs every feature
     expectations: Path | None = None  # and is expected to pass them all
+    runtime = (
+        f"keyless-harness reference runtime (harness.runtime) on Python {platform.python_version()}"
+    )
 
     def run(self, scenario: Scenario, options: RunOptions) -> Observation:
         from harness.run import observe_scenario

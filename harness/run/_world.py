@@ -19,7 +19,7 @@ from harness.run._direct import DirectResult
 from harness.runtime.core import Runtime
 from harness.runtime.faults import Faults
 from harness.runtime.guards import RUNTIME_OWNERSHIP, Guard, guard_named
-from harness.runtime.llm import ChatClient
+from harness.runtime.llm import AGENT_HEADER, ChatClient
 from harness.runtime.questions import UserQuestionService
 from harness.runtime.registry import Agent, AgentRegistry
 from harness.runtime.sessions import SessionHeader, SessionStore
@@ -29,18 +29,32 @@ from harness.scenario import Scenario
 AnyAnswerer = ScriptedHuman | Tripwire | Unreachable
 
 
+# The header the reference runtime names its session in under `routing="session"`: one the
+# fake is configured to key conversations on, as a real runtime's session header would be.
+SESSION_HEADER = "X-Harness-Session"
+ROUTINGS = ("agent", "session", "content")
+
+
 @dataclass(frozen=True)
 class Wire:
     """How requests and replies travel: JSON, or SSE with deltas of `chunk` characters
-    (None: each text or argument string in one delta). Observations must not depend on it."""
+    (None: each text or argument string in one delta); and how the fake tells agents apart:
+    `agent` (the X-Harness-Agent header), `session` (a session header the fake was told
+    of, new keys assigned by content) or `content` (no header: the conversation itself).
+    Observations must not depend on any of it."""
 
     stream: bool = False
     chunk: int | None = None
+    routing: str = "agent"
 
     def describe(self) -> str:
-        if not self.stream:
-            return "json"
-        return "sse" if self.chunk is None else f"sse-{self.chunk}"
+        shown = "json" if not self.stream else "sse" if self.chunk is None else f"sse-{self.chunk}"
+        return shown if self.routing == "agent" else f"{shown}+{self.routing}"
+
+    @property
+    def agent_header(self) -> str | None:
+        """What the runtime's client names each request's agent in, if anything."""
+        return {"agent": AGENT_HEADER, "session": SESSION_HEADER}.get(self.routing)
 
 
 class ScenarioFaults(Faults):
@@ -102,6 +116,8 @@ class World:
             llm=ScriptedLLM(
                 {name: a.script for name, a in scenario.agents.items()},
                 chunk=wire.chunk if wire.chunk is not None else scenario.stream_chunk,
+                roots=scenario.roots(),
+                session_header=SESSION_HEADER if wire.routing == "session" else None,
             ),
             answerer=make_answerer(scenario),
             store=SessionStore(store_dir),
@@ -114,7 +130,12 @@ class World:
         """A new runtime process over this world's durable state."""
         agents = AgentRegistry() if self.scenario.world.registry else None
         return Runtime(
-            chat=ChatClient(http, base_url=BASE_URL, stream=self.wire.stream),
+            chat=ChatClient(
+                http,
+                base_url=BASE_URL,
+                stream=self.wire.stream,
+                agent_header=self.wire.agent_header,
+            ),
             store=self.store,
             agents=agents,
             questions=UserQuestionService(agents, self.answerer, guard=self.guard),

@@ -14,8 +14,9 @@ from typing import Any
 
 import httpx
 
-# How a shared endpoint tells parent from child. The reference runtime names the calling
-# agent on every request; a foreign runtime must do the same to use the scripted fake.
+# How a shared endpoint can tell parent from child: the reference runtime names the calling
+# agent on every request. The scripted fake also routes requests that carry no such header
+# (by a session header, or by the conversation), as real runtimes send them.
 AGENT_HEADER = "X-Harness-Agent"
 
 
@@ -49,11 +50,14 @@ class ChatClient:
         base_url: str,
         model: str = "scripted",
         stream: bool = False,
+        agent_header: str | None = AGENT_HEADER,
     ) -> None:
         self._http = http
         self._url = base_url.rstrip("/") + "/chat/completions"
         self.model = model
         self.stream = stream
+        # The header naming the calling agent's id (its session id), or None to send none.
+        self.agent_header = agent_header
 
     async def complete(
         self,
@@ -71,7 +75,7 @@ class ChatClient:
         if self.stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
-        headers = {AGENT_HEADER: agent}
+        headers = {self.agent_header: agent} if self.agent_header else {}
         try:
             if not self.stream:
                 response = await self._http.post(self._url, json=body, headers=headers)

@@ -131,3 +131,8 @@ class Scenario:
     guard: str = "runtime-ownership"
     stream_chunk: int | None = None
     description: str = ""
+
+    def roots(self) -> list[str]:
+        """The agents root phases start, in phase order: whom a new conversation that is no
+        delegation's child belongs to, when the runtime does not name its agents."""
+        return [str(p.agent) for p in self.phases if p.kind == "start"]

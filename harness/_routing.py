@@ -1,0 +1,251 @@
+"""Which scripted agent a request is for, whether or not the runtime says.
+
+Parent and child share one endpoint, so the fake must tell their requests apart. The
+reference runtime names the agent in `X-Harness-Agent`; a real runtime does not, and no
+scenario may depend on a header only this harness knows. So a request is routed, in order:
+
+1. by `X-Harness-Agent`, when present: that agent;
+2. by its conversation key, when the key is known: the agent it was assigned. The key is a
+   header the runtime does send (`session_header`, e.g. `x-deepseek-harness-session-id`);
+   without one, a conversation is known by the replies it carries (a tool call id or a
+   text the fake gave exactly one agent);
+3. otherwise it is a new conversation, assigned by content: a child whose pending
+   delegation's prompt is in the request's user messages; else a session resumed under a
+   new key (it carries an agent's replies); else the next root phase.
+
+The delegation prompt is what ties a child to its parent's call: every runtime sends it to
+the child, because it is the child's task. Two pending delegations whose prompts both match
+cannot be told apart, and the fake says so instead of guessing.
+
+Scenarios script delegation in one dialect, `subagent {name, prompt}`. A runtime whose
+delegation tool has another name or other arguments declares a `Delegation`, and the fake
+rewrites each scripted delegation into it; the scenario's names stay the agents' names.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness._script import AmbiguousDelegation, Turn, UnroutableRequest
+
+DELEGATION_TOOL = "subagent"  # what scenarios call, whatever the runtime's tool is named
+_PLACEHOLDER = re.compile(r"\{(name|prompt)\}")
+
+
+class DialectError(ValueError):
+    """A declared delegation dialect that cannot be used; the message names where and why."""
+
+
+@dataclass(frozen=True)
+class Delegation:
+    """How a runtime's delegation tool spells the scenarios' `subagent {name, prompt}`.
+
+    `arguments` is a JSON template: every string in it has `{name}` and `{prompt}` replaced
+    by the scripted values; anything else is sent as written. None sends the scripted
+    arguments unchanged (the reference runtime's own dialect).
+    """
+
+    tool: str = DELEGATION_TOOL
+    arguments: Mapping[str, Any] | None = None
+
+    @classmethod
+    def from_json(cls, value: Any, where: str) -> Delegation:
+        """Parse a declared dialect; DialectError names `where` and the fix."""
+        if not isinstance(value, dict) or set(value) - {"tool", "arguments"}:
+            raise DialectError(f"{where}: write {{tool: NAME, arguments: {{...}}}}")
+        tool = value.get("tool", DELEGATION_TOOL)
+        if not isinstance(tool, str) or not tool:
+            raise DialectError(f"{where}.tool: the runtime's delegation tool name, a string")
+        arguments = value.get("arguments")
+        if arguments is None:
+            return cls(tool)
+        if not isinstance(arguments, dict):
+            raise DialectError(f"{where}.arguments: a JSON object template")
+        if "{prompt}" not in "".join(_strings(arguments)):
+            raise DialectError(
+                f"{where}.arguments: no string carries {{prompt}}; the child's task must "
+                "reach it verbatim, since that is how its requests are recognised"
+            )
+        return cls(tool, arguments)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"tool": self.tool}
+        if self.arguments is not None:
+            out["arguments"] = self.arguments
+        return out
+
+    def spell(self, args: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The runtime's arguments for scripted `subagent` arguments, or None when they
+        lack a string name and prompt to fill the template with."""
+        if self.arguments is None:
+            return dict(args)
+        name, prompt = args.get("name"), args.get("prompt")
+        if not isinstance(name, str) or not isinstance(prompt, str):
+            return None
+        values = {"name": name, "prompt": prompt}
+        return _fill(dict(self.arguments), values)  # type: ignore[no-any-return]
+
+
+REFERENCE_DELEGATION = Delegation()
+
+
+def _fill(value: Any, values: Mapping[str, str]) -> Any:
+    if isinstance(value, str):
+        # One pass: a prompt that itself contains "{name}" is not filled again.
+        return _PLACEHOLDER.sub(lambda m: values[m.group(1)], value)
+    if isinstance(value, dict):
+        return {k: _fill(v, values) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fill(v, values) for v in value]
+    return value
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def default_roots(scripts: Mapping[str, Sequence[Turn]]) -> list[str]:
+    """Agents no scripted delegation names, in script order: the roots a caller of the fake
+    starts, when it does not list them."""
+    children = {
+        c.args.get("name")
+        for turns in scripts.values()
+        for turn in turns
+        for c in turn.calls
+        if c.tool == DELEGATION_TOOL and isinstance(c.args, Mapping)
+    }
+    return [name for name in scripts if name not in children]
+
+
+@dataclass(frozen=True)
+class _Pending:
+    child: str
+    prompt: str
+    parent: str
+
+
+class Routes:
+    """The fake's routing table: conversation keys, pending delegations, roots to come."""
+
+    def __init__(self, roots: Sequence[str], session_header: str | None = None) -> None:
+        self.session_header = session_header
+        self.keys: dict[str, str] = {}  # conversation key -> agent, as assigned
+        self._roots = deque(roots)
+        self._started: list[str] = []
+        self._pending: list[_Pending] = []
+        self._call_owner: dict[str, str] = {}  # issued tool call id -> agent
+        self._text_owners: dict[str, set[str]] = {}  # issued text -> agents it was given to
+
+    def key_of(self, headers: Mapping[str, str]) -> str | None:
+        if self.session_header is None:
+            return None
+        return headers.get(self.session_header)
+
+    def agent_for(self, key: str | None, messages: Sequence[Any]) -> str:
+        """The agent a request without `X-Harness-Agent` is for; remembers new keys."""
+        if key is not None and key in self.keys:
+            return self.keys[key]
+        carried = self._carrier(messages)
+        if key is None and carried is not None:
+            agent = carried  # no key: a conversation is known by the replies it carries
+        else:
+            agent = self._delegated(messages) or carried or self._next_root(key, messages)
+        if key is not None:
+            self.keys[key] = agent
+        return agent
+
+    def issued(self, agent: str, message: Mapping[str, Any], delegations: Sequence[Any]) -> None:
+        """Record a reply given to `agent`: its call ids and text identify the conversation
+        later, and each delegation in it waits for its child's first request."""
+        for call in message.get("tool_calls") or ():
+            self._call_owner[call["id"]] = agent
+        text = message.get("content")
+        if text:
+            self._text_owners.setdefault(text, set()).add(agent)
+        for child, prompt in delegations:
+            self._pending.append(_Pending(child, prompt, agent))
+
+    # -- assignment by content ---------------------------------------------------------
+    def _carrier(self, messages: Sequence[Any]) -> str | None:
+        """The agent whose replies the conversation carries: the latest assistant message
+        that identifies exactly one agent decides."""
+        for message in reversed(messages):
+            if not isinstance(message, dict) or message.get("role") != "assistant":
+                continue
+            calls = message.get("tool_calls")
+            for call in calls if isinstance(calls, list) else ():
+                owner = (
+                    self._call_owner.get(str(call.get("id"))) if isinstance(call, dict) else None
+                )
+                if owner is not None:
+                    return owner
+            owners = self._text_owners.get(message_text(message.get("content")), set())
+            if len(owners) == 1:
+                return next(iter(owners))
+        return None
+
+    def _delegated(self, messages: Sequence[Any]) -> str | None:
+        said = [
+            message_text(m.get("content"))
+            for m in messages
+            if isinstance(m, dict) and m.get("role") == "user"
+        ]
+        found = [p for p in self._pending if any(p.prompt in text for text in said)]
+        children = sorted({p.child for p in found})
+        if len(children) > 1:
+            raise AmbiguousDelegation(
+                "a new conversation's user messages contain the prompts of pending delegations "
+                f"to {' and '.join(children)} ({_quote(found[0].prompt)}); give each delegation "
+                "a prompt of its own, or have the runtime send X-Harness-Agent"
+            )
+        if not found:
+            return None
+        self._pending = [p for p in self._pending if p.child != found[0].child]
+        return found[0].child
+
+    def _next_root(self, key: str | None, messages: Sequence[Any]) -> str:
+        if self._roots:
+            root = self._roots.popleft()
+            self._started.append(root)
+            return root
+        pending = ", ".join(f"{p.child} {_quote(p.prompt)}" for p in self._pending) or "none"
+        started = ", ".join(self._started) or "none"
+        via = f"{self.session_header} {key!r}" if key is not None else "no session header"
+        users = [
+            message_text(m.get("content"))
+            for m in messages
+            if isinstance(m, dict) and m.get("role") == "user"
+        ]
+        raise UnroutableRequest(
+            f"a new conversation ({via}; first user message {_quote(users[0] if users else '')}) "
+            f"is no pending delegation's child (pending: {pending}) and no root phase is left "
+            f"(started: {started}); send the delegation prompt verbatim in the child's user "
+            "message, or name the agent in X-Harness-Agent"
+        )
+
+
+def message_text(content: Any) -> str:
+    """A message's text: a string, or the text parts of a list of content parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
+        )
+    return ""
+
+
+def _quote(text: str, width: int = 60) -> str:
+    flat = " ".join(text.split())
+    return repr(flat if len(flat) <= width else flat[: width - 3] + "...")
