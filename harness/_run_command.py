@@ -12,6 +12,7 @@ from harness.adapters._base import DEFAULT_BACKSTOP
 
 if TYPE_CHECKING:
     from harness.adapters import Adapter, Expectations
+    from harness.run import Result
     from harness.scenario import Scenario
 
 
@@ -31,7 +32,7 @@ def run(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
     if args.guard is not None and args.adapter not in (None, "reference"):
         return _usage("--guard is a test seam of the reference runtime; drop it or --adapter")
     try:
-        adapter = open_adapter(args.adapter)
+        adapter = open_adapter(args.adapter, args.scenarios)
     except AdapterError as exc:
         return _usage(str(exc))
     try:
@@ -111,8 +112,33 @@ def _report(
             f"{n} {label.lower()}" for label in ("KNOWN FAIL", "NEW FAIL", "NEW PASS")
             if (n := sum(v == label for v, _ in verdicts))
         ]  # fmt: skip
+        print(_by_kind(results, verdicts))
         print(line + (f" ({'; '.join(notes)})" if notes else ""))
     unexpected = [r for r, (_, ok) in zip(results, verdicts, strict=True) if not ok]
     if any(r.observation.outcome == "hang" for r in unexpected):
         return EXIT_HANG
     return EXIT_FAILED if unexpected else EXIT_OK
+
+
+def _by_kind(results: list[Result], verdicts: list[tuple[str, bool]]) -> str:
+    """How each kind fared: a runtime that passes only the service-level scenarios has not
+    shown a whole delegation."""
+    parts = []
+    for kind in ("assembled", "service"):
+        mine = [
+            (r, v)
+            for r, (v, _) in zip(results, verdicts, strict=True)
+            if kind in r.scenario.features
+        ]
+        if not mine:
+            continue
+        passed = sum(r.status == "pass" for r, _ in mine)
+        known = sum(v == "KNOWN FAIL" for _, v in mine)
+        skipped = sum(r.status == "skip" for r, _ in mine)
+        failed = len(mine) - passed - known - skipped
+        counts = [f"{passed} of {len(mine)} passed"]
+        counts += [f"{failed} failed"] if failed else []
+        counts += [f"{known} known fail"] if known else []
+        counts += [f"{skipped} skipped"] if skipped else []
+        parts.append(f"{kind}: {', '.join(counts)}")
+    return "; ".join(parts)

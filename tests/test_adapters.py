@@ -295,3 +295,29 @@ def test_pytest_runs_the_scenarios_on_the_chosen_adapter() -> None:
     # Both tests of every service scenario pass; every other scenario is skipped, by feature.
     service, others = len(SERVICE), len(SCENARIOS) - len(SERVICE)
     assert f"{2 * service} passed, {2 * others} skipped" in done.stdout.splitlines()[-1]
+
+
+def test_a_report_in_the_runtimes_own_ids_and_tool_names_reads_in_the_scenarios() -> None:
+    from harness._routing import Delegation
+    from harness.adapters._reported import observation
+    from harness.fake import ScriptedLLM
+
+    llm = ScriptedLLM({}, delegation=Delegation("task", {"prompt": "{prompt}"}))
+    llm.routes.keys.update({"session-1": "parent", "uuid-2": "child"})
+    error = {"agent": "uuid-2", "tool": "task", "code": "X", "name": "E", "text": "Error: x"}
+    handoff = {"parent": "session-1", "child": "uuid-2", "child_final": "f", "tool_result": "f"}
+    data = {
+        "outcome": "completed",
+        "tool_errors": [error, {**error, "agent": "unknown-3", "tool": "ask_user_question"}],
+        "handoffs": [handoff],
+        "final": {"session-1": "done", "uuid-2": "f"},
+        "plan_mode": {"uuid-2": True},
+    }
+    observed = observation(SCENARIOS["delegated-question-handoff"], data, llm)
+    assert [(e["agent"], e["tool"]) for e in observed.tool_errors] == [
+        ("child", "subagent"),
+        ("unknown-3", "ask_user_question"),  # an id the fake never saw stays as reported
+    ]
+    assert (observed.handoffs[0]["parent"], observed.handoffs[0]["child"]) == ("parent", "child")
+    assert observed.final == {"parent": "done", "child": "f"}
+    assert observed.plan_mode == {"child": True}

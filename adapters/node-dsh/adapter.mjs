@@ -1,8 +1,18 @@
 // keyless-harness adapter "node-dsh": the entry point. It speaks the JSON-lines protocol,
-// version 1 (scenarios/INTERPRETING.md), on stdin/stdout; service.mjs runs each scenario
-// against the published upstream seam. stdout carries protocol lines only; everything else
-// goes to stderr. Plain ESM JavaScript, no build step, no network.
+// version 1 (scenarios/INTERPRETING.md), on stdin/stdout. service.mjs runs service-level
+// scenarios against the published upstream seam in this process; assembled.mjs runs the
+// assembled ones on the published upstream CLI, one `dsh` process per phase. stdout carries
+// protocol lines only; everything else goes to stderr. Plain ESM JavaScript, no build step;
+// no network beyond the harness's loopback fake.
 
+import {
+  ASSEMBLED_FEATURES,
+  DELEGATION,
+  SESSION_HEADER,
+  assembledSkip,
+  runAssembled,
+  runtimeDescription as cliDescription,
+} from "./assembled.mjs";
 import { FEATURES, describe, isObject, loadLibraries, runScenario, runtimeDescription, show } from "./service.mjs";
 
 const PROTOCOL = 1;
@@ -38,8 +48,29 @@ async function handleRun(lib, message) {
     send({ type: "error", message: "a run line needs a non-empty string id" });
     return;
   }
-  const { skip, observation } = await runScenario(lib, message.scenario);
+  const { skip, observation } = drivesModel(message.scenario)
+    ? await runAssembledLine(message)
+    : await runScenario(lib, message.scenario);
   send(skip !== undefined ? { type: "skip", id, reason: skip } : { type: "result", id, observation });
+}
+
+/** An assembled scenario: some phase starts or resumes an agent (a model drives it). */
+function drivesModel(scenario) {
+  return isObject(scenario) && Array.isArray(scenario.phases) && scenario.phases.some((p) => isObject(p) && !Object.hasOwn(p, "ask"));
+}
+
+async function runAssembledLine(message) {
+  const skip = assembledSkip(message.scenario);
+  if (skip !== null) return { skip };
+  if (!isObject(message.model) || typeof message.model.base_url !== "string") {
+    return { observation: { outcome: "error", error: "the run line has no model.base_url for an assembled scenario", answerer_calls: 0 } };
+  }
+  try {
+    return { observation: await runAssembled(message.scenario, message.model, message.backstop) };
+  } catch (error) {
+    log(`internal error: ${error?.stack ?? describe(error)}`);
+    return { observation: { outcome: "error", error: describe(error), answerer_calls: 0 } };
+  }
 }
 
 /** Handles one line; returns an exit code to stop reading, or null to carry on. */
@@ -64,7 +95,15 @@ async function handleLine(lib, line) {
         });
         return 2;
       }
-      send({ type: "hello", protocol: PROTOCOL, adapter: ADAPTER, features: FEATURES, runtime: runtimeDescription() });
+      send({
+        type: "hello",
+        protocol: PROTOCOL,
+        adapter: ADAPTER,
+        features: [...FEATURES, ...ASSEMBLED_FEATURES],
+        runtime: `${runtimeDescription()}; ${cliDescription()}`,
+        session_header: SESSION_HEADER,
+        delegation: DELEGATION,
+      });
       return null;
     case "run":
       await handleRun(lib, message);

@@ -44,6 +44,7 @@ class JsonLinesAdapter:
         prepare: Callable[[], None] | None = None,
         hello_timeout: float = HELLO_TIMEOUT,
         grace: float = GRACE,
+        env: dict[str, str] | None = None,
     ) -> None:
         self.name = name
         self.hello_timeout = hello_timeout
@@ -51,6 +52,7 @@ class JsonLinesAdapter:
         self.command = list(command)
         self.cwd = cwd
         self.expectations = expectations
+        self.env = env  # the process's environment (None: this one's); `prepare` may fill it
         self.features: frozenset[str] | None = frozenset()  # until hello says otherwise
         self.runtime = ""  # what the adapter says it runs, for reports
         # How its runtime's requests are told apart and how it spells a delegation (hello).
@@ -71,6 +73,7 @@ class JsonLinesAdapter:
             self._proc = subprocess.Popen(
                 self.command,
                 cwd=self.cwd,
+                env=self.env,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -192,7 +195,7 @@ class JsonLinesAdapter:
                          "session_header": self.session_header,
                          "stream": options.wire.stream}  # fmt: skip
             self._send({"type": "run", "id": scenario.id, "scenario": _document(scenario),
-                        "model": model})  # fmt: skip
+                        "model": model, "backstop": options.backstop})  # fmt: skip
             reply = self._receive(options.backstop + self.grace, f"result for {scenario.id}")
             if reply.get("id") != scenario.id:
                 raise ProtocolError(f"expected the result for {scenario.id}, got {_show(reply)}")

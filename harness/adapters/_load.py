@@ -5,25 +5,23 @@ from __future__ import annotations
 
 import importlib
 import shlex
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
-from harness._paths import repository_root
 from harness.adapters._base import Adapter, AdapterError
 from harness.adapters._jsonl import JsonLinesAdapter
+from harness.adapters._node_dsh import node_dsh
 from harness.adapters._reference import ReferenceAdapter
 
 NAMED = ("reference", "node-dsh")
 FORMS = "reference, node-dsh, jsonl:COMMAND or module:factory"
 
 
-def open_adapter(spec: str | None) -> Adapter:
-    """The adapter named by `spec`, started and ready to run scenarios."""
+def open_adapter(spec: str | None, scenarios: Path | None = None) -> Adapter:
+    """The adapter named by `spec`, started and ready to run scenarios (`scenarios`: the
+    directory being run, where a vendoring checkout keeps its adapters/ beside it)."""
     from harness.scenario import ScenarioError, scenarios_version
 
-    adapter = _make(spec or "reference")
+    adapter = _make(spec or "reference", scenarios)
     if isinstance(adapter, JsonLinesAdapter):
         try:
             version = scenarios_version()
@@ -33,11 +31,11 @@ def open_adapter(spec: str | None) -> Adapter:
     return adapter
 
 
-def _make(spec: str) -> Adapter:
+def _make(spec: str, scenarios: Path | None) -> Adapter:
     if spec == "reference":
         return ReferenceAdapter()
     if spec == "node-dsh":
-        return node_dsh()
+        return node_dsh(scenarios)
     if spec.startswith("jsonl:"):
         command = shlex.split(spec.removeprefix("jsonl:"))
         if not command:
@@ -56,36 +54,3 @@ def _make(spec: str) -> Adapter:
             "Adapter protocol (name, features, expectations, run, close)"
         )
     return made
-
-
-def node_dsh() -> JsonLinesAdapter:
-    """The published upstream seam (@deepseek-ai/dsh-user-questions) under Node.js."""
-    checkout = repository_root()
-    root = checkout / "adapters" / "node-dsh" if checkout else Path("adapters/node-dsh")
-    if checkout is None or not (root / "adapter.mjs").is_file():
-        raise AdapterError(
-            "adapter node-dsh lives in a checkout of keyless-harness (adapters/node-dsh/); "
-            "run from a clone"
-        )
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        raise AdapterError("adapter node-dsh needs node (20 or later) and npm on PATH")
-
-    def install() -> None:
-        if (root / "node_modules" / "@deepseek-ai" / "dsh-user-questions").is_dir():
-            return
-        print("harness: installing adapters/node-dsh (npm ci, once)", file=sys.stderr)
-        done = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund"], cwd=root, capture_output=True, text=True
-        )
-        if done.returncode != 0:
-            tail = " | ".join((done.stderr or done.stdout).strip().splitlines()[-3:])
-            raise AdapterError(f"adapter node-dsh: npm ci failed ({tail})")
-
-    return JsonLinesAdapter(
-        "node-dsh",
-        [node, "adapter.mjs"],
-        cwd=root,
-        expectations=root / "expectations.yaml",
-        prepare=install,
-    )

