@@ -179,9 +179,13 @@ function toItem(question) {
   );
 }
 
-/** A minimal Agent: the registry needs `id` equal to `session.id`; the seam compares objects. */
+/** A stand-in Agent: the registry needs `id` equal to `session.id`, and the seam compares
+ * objects. Its session has a durable header with no `delegationDepth`, the absent case the
+ * document names: a build of the service that reads `session.header.delegationDepth`
+ * (upstream before the fix) then shows what it does with a live child whose header says
+ * nothing, instead of throwing a TypeError. */
 function makeAgent(id) {
-  return { id, session: { id } };
+  return { id, session: { id, header: { id } } };
 }
 
 /** `live`: registry entries [{agent, owner?}] in the order they are entered. */
