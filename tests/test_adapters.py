@@ -321,3 +321,16 @@ def test_a_report_in_the_runtimes_own_ids_and_tool_names_reads_in_the_scenarios(
     assert (observed.handoffs[0]["parent"], observed.handoffs[0]["child"]) == ("parent", "child")
     assert observed.final == {"parent": "done", "child": "f"}
     assert observed.plan_mode == {"child": True}
+
+
+def test_node_dsh_is_found_beside_the_scenarios_a_checkout_vendors(tmp_path: Path) -> None:
+    from harness.adapters._node_dsh import adapter_dir
+
+    assert adapter_dir(None) == ROOT / "adapters" / "node-dsh"
+    (tmp_path / "scenarios").mkdir()
+    # Without one beside them, the harness's own checkout's.
+    assert adapter_dir(tmp_path / "scenarios") == ROOT / "adapters" / "node-dsh"
+    vendored = tmp_path / "adapters" / "node-dsh"
+    vendored.mkdir(parents=True)
+    (vendored / "adapter.mjs").write_text("", "utf-8")
+    assert adapter_dir(tmp_path / "scenarios") == vendored

@@ -7,8 +7,12 @@ These start Node.js processes; the first run installs the adapter (about 30 s, o
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -76,3 +80,34 @@ def test_what_upstream_cannot_run_is_skipped_with_the_reason(upstream: JsonLines
     ]
     by_feature = run_scenario(SCENARIOS["stale-same-id-object"], adapter=upstream)
     assert by_feature.mismatches == ["node-dsh does not run faults scenarios"]
+
+
+def test_a_build_without_the_guard_turns_the_gate_red_naming_who_reached_the_human() -> None:
+    # Our own stand-in for upstream before the fix, in the fix commit's spelling
+    # (UserInteractionService on ctx.userInteraction): the adapter loads it in place of the
+    # published service, maps the names, and the run fails for the right reason.
+    build = ROOT / "tests" / "fixtures" / "user-interaction-no-guard" / "index.js"
+    ids = ["service-zero-depth-live-child", "delegated-question-handoff", "root-no-answerer"]
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "run", "--adapter", "node-dsh", "--json", *ids],
+        capture_output=True, text=True, timeout=120, cwd=ROOT,
+        env={**os.environ, "NODE_DSH_USER_QUESTIONS": str(build)},
+    )  # fmt: skip
+    assert done.returncode == 3, done.stderr  # a hang no scenario expected
+    report = json.loads(done.stdout)
+    assert f"user-questions from {build}" in report["runtime"]
+    verdicts = {s["id"]: (s["verdict"], s["observed"]) for s in report["scenarios"]}
+    verdict, observed = verdicts["service-zero-depth-live-child"]
+    assert (verdict, observed["outcome"], observed["answerer_calls"]) == ("NEW FAIL", "hang", 1)
+    assert (
+        observed["error"]
+        == "child (owned by parent) reached the human, and the answerer never answers"
+    )
+    verdict, observed = verdicts["delegated-question-handoff"]
+    assert (verdict, observed["outcome"]) == ("NEW FAIL", "hang")
+    assert observed["error"].startswith(
+        "child (a child of parent, delegationDepth 1) reached the human"
+    )
+    # A root with no provider is unaffected; the earlier "user-interaction provider" text is
+    # read in the published spelling, so it passes.
+    assert verdicts["root-no-answerer"][0] == "PASS"

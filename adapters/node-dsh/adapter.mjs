@@ -13,6 +13,8 @@ import {
   runAssembled,
   runtimeDescription as cliDescription,
 } from "./assembled.mjs";
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
 import { FEATURES, describe, isObject, loadLibraries, runScenario, runtimeDescription, show } from "./service.mjs";
 
 const PROTOCOL = 1;
@@ -49,7 +51,7 @@ async function handleRun(lib, message) {
     return;
   }
   const { skip, observation } = drivesModel(message.scenario)
-    ? await runAssembledLine(message)
+    ? await runAssembledLine(lib, message)
     : await runScenario(lib, message.scenario);
   send(skip !== undefined ? { type: "skip", id, reason: skip } : { type: "result", id, observation });
 }
@@ -59,14 +61,14 @@ function drivesModel(scenario) {
   return isObject(scenario) && Array.isArray(scenario.phases) && scenario.phases.some((p) => isObject(p) && !Object.hasOwn(p, "ask"));
 }
 
-async function runAssembledLine(message) {
+async function runAssembledLine(lib, message) {
   const skip = assembledSkip(message.scenario);
   if (skip !== null) return { skip };
   if (!isObject(message.model) || typeof message.model.base_url !== "string") {
     return { observation: { outcome: "error", error: "the run line has no model.base_url for an assembled scenario", answerer_calls: 0 } };
   }
   try {
-    return { observation: await runAssembled(message.scenario, message.model, message.backstop) };
+    return { observation: await runAssembled(message.scenario, message.model, message.backstop, lib.provides) };
   } catch (error) {
     log(`internal error: ${error?.stack ?? describe(error)}`);
     return { observation: { outcome: "error", error: describe(error), answerer_calls: 0 } };
@@ -100,7 +102,8 @@ async function handleLine(lib, line) {
         protocol: PROTOCOL,
         adapter: ADAPTER,
         features: [...FEATURES, ...ASSEMBLED_FEATURES],
-        runtime: `${runtimeDescription()}; ${cliDescription()}`,
+        // Which checkout's adapter this is, too: the harness picks the one beside the scenarios.
+        runtime: `${runtimeDescription()}; ${cliDescription()} (adapter in ${dirname(fileURLToPath(import.meta.url))})`,
         session_header: SESSION_HEADER,
         delegation: DELEGATION,
       });

@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { observe } from "./sessions.mjs";
+import { buildEntry, stage } from "./under-test.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const CLI = join(HERE, "dsh");
@@ -20,7 +21,6 @@ const PLUGINS = join(CLI, "plugins");
 // The provider will not start without a key. This one is a dummy, and plugins/keyless.mjs
 // keeps it (and any authorization header) off every request to the fake.
 const DUMMY_KEY = "keyless-harness-dummy-key";
-const HANG_MESSAGE = "the answerer was reached and never answers";
 
 export const ASSEMBLED_FEATURES = ["assembled", "nested-delegation", "parallel-calls", "plan-mode", "resume"];
 // How upstream's model is told apart and how it delegates (hello: session_header, delegation).
@@ -52,7 +52,7 @@ export function runtimeDescription() {
   if (problem !== null) return `no upstream CLI: ${problem}`;
   const version = JSON.parse(readFileSync(join(CLI, "node_modules", "@deepseek-ai", "dsh", "package.json"), "utf8")).version;
   const node = execFileSync(process.env.NODE_DSH_NODE, ["--version"], { encoding: "utf8" }).trim();
-  const service = process.env.NODE_DSH_USER_QUESTIONS ? `, user-questions from ${process.env.NODE_DSH_USER_QUESTIONS}` : "";
+  const service = buildEntry() === undefined ? "" : `, user-questions from ${buildEntry()}`;
   return `@deepseek-ai/dsh@${version} headless on node ${node}${service}`;
 }
 
@@ -112,7 +112,7 @@ const row = (lines) => lines.join("\n");
 
 /** The --patch overlay for one phase. Plugin rows name absolute paths: a relative one would be
  * resolved against $DSH_HOME/profiles/headless/, not this folder. */
-function overlay({ answerer, callsFile, baseURL, planAgents, resume, userQuestions }) {
+function overlay({ answerer, callsFile, baseURL, planAgents, resume, underTest }) {
   const rows = [
     // The launcher's patch-layer watcher needs the HMR service, which headless disables.
     row(["- id: hmr", "  disabled: false"]),
@@ -136,11 +136,14 @@ function overlay({ answerer, callsFile, baseURL, planAgents, resume, userQuestio
       row(["    - id: harness-plan-mode", `      name: ${show(join(PLUGINS, "plan-mode.mjs"))}`, `      config: ${show({ agents: planAgents })}`]),
     );
   }
-  if (userQuestions !== undefined) {
-    // Another build of the service under test (NODE_DSH_USER_QUESTIONS), in place of the
-    // published one; consumers find it by its service name.
+  if (underTest !== undefined) {
+    // Another build of the service (NODE_DSH_USER_QUESTIONS) in place of the published one;
+    // consumers find it by its service name, under the published one if it has another.
     rows.push(row(["- id: user-questions", "  disabled: true"]));
-    inserts.push(row(["    - id: user-questions-under-test", `      name: ${show(userQuestions)}`]));
+    inserts.push(row(["    - id: user-questions-under-test", `      name: ${show(underTest.entry)}`]));
+    if (underTest.provides !== "userQuestions") {
+      inserts.push(row(["    - id: harness-user-questions-alias", `      name: ${show(join(PLUGINS, "user-questions-alias.mjs"))}`]));
+    }
   }
   if (resume !== undefined) {
     rows.push(row(["- id: headless-runner", "  disabled: true"]));
@@ -202,8 +205,10 @@ function tail(text) {
   return lines.slice(-3).join(" | ") || "(nothing on stderr)";
 }
 
-/** One assembled scenario -> an observation (raw facts; the harness judges). */
-export async function runAssembled(scenario, model, backstopSeconds) {
+/** One assembled scenario -> an observation (raw facts; the harness judges). `provides`: the
+ * context service name of the user-questions build under test. */
+export async function runAssembled(scenario, model, backstopSeconds, provides) {
+  const underTest = buildEntry() === undefined ? undefined : { entry: stage(CLI), provides };
   const work = mkdtempSync(join(process.env.NODE_DSH_TMP ?? tmpdir(), "node-dsh-"));
   const dirs = Object.fromEntries(["home", "dsh_home", "tmp", "cwd"].map((d) => [d, join(work, d)]));
   for (const dir of Object.values(dirs)) mkdirSync(dir);
@@ -252,7 +257,7 @@ export async function runAssembled(scenario, model, backstopSeconds) {
       const overlayFile = join(work, `overlay-${index + 1}.yml`);
       writeFileSync(
         overlayFile,
-        overlay({ answerer, callsFile, baseURL: model.base_url, planAgents, resume, userQuestions: process.env.NODE_DSH_USER_QUESTIONS || undefined }),
+        overlay({ answerer, callsFile, baseURL: model.base_url, planAgents, resume, underTest }),
       );
       const window = { start: Date.now(), end: Infinity, root: resume, name };
       windows.push(window);
@@ -267,7 +272,7 @@ export async function runAssembled(scenario, model, backstopSeconds) {
       window.end = Date.now();
       window.root ??= rootMadeIn(readSessions(dirs.dsh_home), window);
       const where = `phase ${index + 1} (${kind}: ${name})`;
-      if (ran.hang) return report("hang", HANG_MESSAGE);
+      if (ran.hang) return report("hang", reachedBy(callsFile, readSessions(dirs.dsh_home)));
       if (ran.timeout) return report("error", `${where}: dsh was still running after ${backstopSeconds ?? 10} s; stopped`);
       if (ran.spawnError) return report("error", `${where}: cannot start dsh: ${ran.spawnError.message}`);
       if (ran.code !== 0) {
@@ -282,6 +287,21 @@ export async function runAssembled(scenario, model, backstopSeconds) {
       rmSync(work, { recursive: true, force: true });
     }
   }
+}
+
+/** Who got through to the human: the point of most scenarios is that nobody does, so a
+ * regression should say which agent it was (by session id; the harness shows the name). */
+function reachedBy(callsFile, sessions) {
+  const [first] = readFileSync(callsFile, "utf8").split("\n");
+  const agent = JSON.parse(first).agent;
+  const header = sessions.get(agent)?.header;
+  const who =
+    agent === null
+      ? "an agentless call"
+      : header?.parentSession !== undefined
+        ? `${agent} (a child of ${header.parentSession}, delegationDepth ${header.delegationDepth})`
+        : `${agent} (a root)`;
+  return `${who} reached the human, and the answerer never answers`;
 }
 
 function countLines(file) {

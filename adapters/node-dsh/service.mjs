@@ -6,11 +6,18 @@
 // Nothing here writes to stdout: adapter.mjs owns the protocol.
 
 import { createRequire } from "node:module";
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { buildEntry, loadBuild, published } from "./under-test.mjs";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
 
 // Scenario feature tags (scenarios/schema.json, $defs/feature) this adapter can run: direct
 // ask phases, with or without an intent, a registry or a provider, and reporting a hang.
 export const FEATURES = ["service", "intent", "hang", "no-registry", "no-answerer"];
-const HANG_MESSAGE = "the answerer was reached and never answers";
+// What reached the human, for the hang report: the point of most scenarios is that it never
+// does, so a regression should say who got through.
+const reachedBy = (who) => `${who} reached the human, and the answerer never answers`;
 const ANSWERERS = ["tripwire", "scripted", "unreachable", "none"];
 const PACKAGES = [
   "@deepseek-ai/dsh-user-questions",
@@ -47,25 +54,29 @@ export function describe(error) {
 
 // -- the upstream packages -----------------------------------------------------------------
 
-/** Imported lazily, so that adapter.mjs can route console output to stderr first. */
+/** Imported lazily, so that adapter.mjs can route console output to stderr first. The
+ * service is the published package's, or the build NODE_DSH_USER_QUESTIONS names. */
 export async function loadLibraries() {
-  const [cordis, agent, questions] = await Promise.all([
-    import("@deepseek-ai/cordis"),
-    import("@deepseek-ai/dsh-agent"),
-    import("@deepseek-ai/dsh-user-questions"),
-  ]);
+  const [cordis, agent] = await Promise.all([import("@deepseek-ai/cordis"), import("@deepseek-ai/dsh-agent")]);
+  const questions =
+    buildEntry() === undefined
+      ? { ...(await import("@deepseek-ai/dsh-user-questions")), provides: "userQuestions" }
+      : await loadBuild(HERE);
   return {
     Context: cordis.Context,
     AgentRegistry: agent.AgentRegistry,
     UserQuestionService: questions.UserQuestionService,
     UserQuestionError: questions.UserQuestionError,
+    provides: questions.provides,
   };
 }
 
 /** For hello's `runtime`: the versions actually installed, not the ones package.json asks for. */
 export function runtimeDescription() {
   const require = createRequire(import.meta.url);
+  const entry = buildEntry();
   const parts = PACKAGES.map((name) => {
+    if (name === PACKAGES[0] && entry !== undefined) return `user-questions from ${entry}`;
     try {
       return `${name}@${require(`${name}/package.json`).version}`;
     } catch {
@@ -231,8 +242,8 @@ async function runPhase(lib, ask, registryPresent, answerer) {
   try {
     if (registryPresent) await ctx.plugin(AgentRegistry);
     await ctx.plugin(UserQuestionService);
-    const service = ctx.get("userQuestions");
-    if (service === undefined) throw new Error("the userQuestions service did not become available");
+    const service = ctx.get(lib.provides);
+    if (service === undefined) throw new Error(`the ${lib.provides} service did not become available`);
     const agents = registryPresent ? ctx.get("agents") : undefined;
     if (registryPresent && agents === undefined) throw new Error("the agents service did not become available");
     const provider = answerer.provider();
@@ -303,7 +314,16 @@ async function runPhase(lib, ask, registryPresent, answerer) {
     );
     const first = await Promise.race([settled, hang.then(() => ({ hang: true }))]);
     answerer.onReached = () => {};
-    if (reached || first.hang) return { hang: true };
+    if (reached || first.hang) {
+      const owner = owners.get(caller);
+      const who =
+        caller === null
+          ? "an agentless call"
+          : callerObject === "stale"
+            ? `a stale object with ${caller}'s id`
+            : `${caller} (${owner === null || owner === undefined ? "a root" : `owned by ${owner}`})`;
+      return { hang: true, who };
+    }
     if ("error" in first) {
       const error = first.error;
       if (error instanceof UserQuestionError) {
@@ -311,7 +331,7 @@ async function runPhase(lib, ask, registryPresent, answerer) {
           entry: {
             caller,
             answers: null,
-            error: { name: error.name, code: error.code, message: error.message },
+            error: { name: published(error.name), code: error.code, message: published(error.message) },
           },
         };
       }
@@ -347,7 +367,7 @@ async function runPhases(lib, scenario) {
       }
       const result = await runPhase(lib, phase.ask, registry === "present", answerer);
       if (result.hang) {
-        return { outcome: "hang", error: HANG_MESSAGE, answerer_calls: answerer.calls, direct };
+        return { outcome: "hang", error: reachedBy(result.who), answerer_calls: answerer.calls, direct };
       }
       direct.push(result.entry);
     }

@@ -7,6 +7,8 @@
 // order, with each child's subtree at the parent's call that started it, children in call
 // order. That is the order a runtime that runs its calls one by one (the reference) logs.
 
+import { published } from "./under-test.mjs";
+
 const textOf = (content) =>
   (content ?? [])
     .filter((block) => block.type === "text")
@@ -78,7 +80,7 @@ export function observe(sessions, windows, delegationTool) {
         if (block.isError) {
           // A plain Error (upstream's exit_plan_mode checks, say) carries no name or code.
           const error = event.data.error ?? {};
-          toolErrors.push({ agent: id, tool: call.name, code: error.code ?? "", name: error.name ?? "Error", text });
+          toolErrors.push({ agent: id, tool: call.name, code: error.code ?? "", name: published(error.name ?? "Error"), text: published(text) });
         } else if (call.child !== undefined) {
           handoffs.push({
             parent: id,

@@ -3,6 +3,7 @@ as the reference runtime's would be, so every runtime meets the same golden snap
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from harness._routing import DELEGATION_TOOL
@@ -52,7 +53,7 @@ def observation(scenario: Scenario, data: dict[str, Any], llm: ScriptedLLM | Non
     return Observation(
         scenario_id=scenario.id,
         outcome=str(outcome),
-        error=None if outcome == "completed" else str(data.get("error") or outcome),
+        error=None if outcome == "completed" else _named(str(data.get("error") or outcome), names),
         answerer_calls=calls,
         tool_errors=tool_errors,
         handoffs=handoffs,
@@ -63,6 +64,13 @@ def observation(scenario: Scenario, data: dict[str, Any], llm: ScriptedLLM | Non
         requests=list(llm.requests) if llm else [],
         script_errors=script_errors,
     )
+
+
+def _named(text: str, names: dict[str, str]) -> str:
+    """Prose with the runtime's ids (whole words only) replaced by the scenario's names."""
+    for key, name in sorted(names.items(), key=lambda item: -len(item[0])):
+        text = re.sub(rf"(?<![\w-]){re.escape(key)}(?![\w-])", name, text)
+    return text
 
 
 def _renamed(by_agent: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
