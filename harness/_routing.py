@@ -196,11 +196,7 @@ class Routes:
         return None
 
     def _delegated(self, messages: Sequence[Any]) -> str | None:
-        said = [
-            message_text(m.get("content"))
-            for m in messages
-            if isinstance(m, dict) and m.get("role") == "user"
-        ]
+        said = _user_texts(messages)
         found = [p for p in self._pending if any(p.prompt in text for text in said)]
         children = sorted({p.child for p in found})
         if len(children) > 1:
@@ -222,17 +218,21 @@ class Routes:
         pending = ", ".join(f"{p.child} {_quote(p.prompt)}" for p in self._pending) or "none"
         started = ", ".join(self._started) or "none"
         via = f"{self.session_header} {key!r}" if key is not None else "no session header"
-        users = [
-            message_text(m.get("content"))
-            for m in messages
-            if isinstance(m, dict) and m.get("role") == "user"
-        ]
+        users = _user_texts(messages)
         raise UnroutableRequest(
             f"a new conversation ({via}; first user message {_quote(users[0] if users else '')}) "
             f"is no pending delegation's child (pending: {pending}) and no root phase is left "
             f"(started: {started}); send the delegation prompt verbatim in the child's user "
             "message, or name the agent in X-Harness-Agent"
         )
+
+
+def _user_texts(messages: Sequence[Any]) -> list[str]:
+    return [
+        message_text(m.get("content"))
+        for m in messages
+        if isinstance(m, dict) and m.get("role") == "user"
+    ]
 
 
 def message_text(content: Any) -> str:

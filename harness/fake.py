@@ -23,7 +23,7 @@ from typing import Any
 
 import httpx
 
-from harness import _template
+from harness import _completion, _template
 from harness._routing import (
     DELEGATION_TOOL,
     REFERENCE_DELEGATION,
@@ -114,8 +114,8 @@ class ScriptedLLM:
 
     `roots` are the agents that root phases start, in order (default: every agent no
     scripted delegation names); `session_header` is a header the runtime sends that keys a
-    conversation; `delegation` is the runtime's spelling of `subagent {name, prompt}`. The
-    last three matter only to runtimes that do not send `X-Harness-Agent`.
+    conversation (the two matter only to runtimes that do not send `X-Harness-Agent`);
+    `delegation` is the runtime's spelling of `subagent {name, prompt}`.
     """
 
     def __init__(
@@ -249,66 +249,7 @@ class ScriptedLLM:
             "created": int(time.time()),
             "model": body.get("model", self.model),
         }
-        finish = "tool_calls" if turn.calls else "stop"
-        usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
-        if body.get("stream"):
-            options = body.get("stream_options") or {}
-            chunks = self._chunks(
-                head, message, finish, usage if options.get("include_usage") else None
-            )
-            text = "".join(f"data: {json.dumps(c, ensure_ascii=False)}\n\n" for c in chunks)
-            return httpx.Response(
-                200,
-                content=(text + "data: [DONE]\n\n").encode(),
-                headers={"content-type": "text/event-stream"},
-            )
-        return httpx.Response(
-            200,
-            json={
-                **head,
-                "object": "chat.completion",
-                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                "usage": usage,
-            },
-        )
-
-    def _pieces(self, text: str) -> list[str]:
-        size = self.chunk or len(text) or 1
-        return [text[i : i + size] for i in range(0, len(text), size)] or [""]
-
-    def _chunks(
-        self,
-        head: dict[str, Any],
-        message: dict[str, Any],
-        finish: str,
-        usage: dict[str, int] | None,
-    ) -> list[dict[str, Any]]:
-        """SSE chat.completion.chunk events as OpenAI-compatible APIs send them: the role,
-        content deltas, each tool call's index/id/name then its argument fragments, the
-        finish reason, and a usage chunk when asked for."""
-
-        def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
-            choice = {"index": 0, "delta": delta, "finish_reason": finish_reason}
-            return {**head, "object": "chat.completion.chunk", "choices": [choice]}
-
-        out = [chunk({"role": "assistant", "content": ""})]
-        if message.get("content"):
-            out += [chunk({"content": piece}) for piece in self._pieces(message["content"])]
-        for index, call in enumerate(message.get("tool_calls") or ()):
-            first = {
-                "index": index,
-                "id": call["id"],
-                "type": "function",
-                "function": {"name": call["function"]["name"], "arguments": ""},
-            }
-            out.append(chunk({"tool_calls": [first]}))
-            for piece in self._pieces(call["function"]["arguments"]):
-                fragment = {"index": index, "function": {"arguments": piece}}
-                out.append(chunk({"tool_calls": [fragment]}))
-        out.append(chunk({}, finish))
-        if usage is not None:
-            out.append({**head, "object": "chat.completion.chunk", "choices": [], "usage": usage})
-        return out
+        return _completion.reply(head, message, body, self.chunk)
 
     def _render(
         self, agent: str, step: int, state: _AgentState, turn: Turn, messages: list[Any]

@@ -111,3 +111,15 @@ def test_a_build_without_the_guard_turns_the_gate_red_naming_who_reached_the_hum
     # A root with no provider is unaffected; the earlier "user-interaction provider" text is
     # read in the published spelling, so it passes.
     assert verdicts["root-no-answerer"][0] == "PASS"
+
+
+def test_a_missing_build_is_refused_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.adapters import AdapterError
+
+    monkeypatch.setenv("NODE_DSH_USER_QUESTIONS", "no/such/build/index.js")
+    with pytest.raises(AdapterError) as info:
+        open_adapter("node-dsh")
+    assert str(info.value) == (
+        "adapter node-dsh: NODE_DSH_USER_QUESTIONS=no/such/build/index.js is not a file; name "
+        "the built plugin entry of another user-questions build (e.g. .../lib/index.js)"
+    )

@@ -247,9 +247,9 @@ export async function runAssembled(scenario, model, backstopSeconds, provides) {
       const kind = Object.hasOwn(phase, "start") ? "start" : "resume";
       const name = phase[kind];
       const plan = planModeFor(scenario, name);
-      const child = plan.children.has(true);
-      // A resumed session keeps the plan mode its log records.
-      const planAgents = kind === "resume" ? (child ? "child" : "none") : plan.root ? (child ? "all" : "root") : child ? "child" : "none";
+      // A resumed session keeps the plan mode its log records; only new agents are set.
+      const roles = [kind === "start" && plan.root && "root", plan.children.has(true) && "child"].filter(Boolean);
+      const planAgents = roles.length === 2 ? "all" : (roles[0] ?? "none");
       const resume = kind === "resume" ? sessionIdOf(scenario, name, readSessions(dirs.dsh_home), windows) : undefined;
       if (kind === "resume" && resume === undefined) {
         return report("error", `phase ${index + 1}: no stored session is ${name}'s; resume needs one from an earlier phase`);
@@ -273,7 +273,9 @@ export async function runAssembled(scenario, model, backstopSeconds, provides) {
       window.root ??= rootMadeIn(readSessions(dirs.dsh_home), window);
       const where = `phase ${index + 1} (${kind}: ${name})`;
       if (ran.hang) return report("hang", reachedBy(callsFile, readSessions(dirs.dsh_home)));
-      if (ran.timeout) return report("error", `${where}: dsh was still running after ${backstopSeconds ?? 10} s; stopped`);
+      if (ran.timeout) {
+        return report("error", `${where}: dsh was still running a second before the ${backstopSeconds ?? 10} s backstop; stopped`);
+      }
       if (ran.spawnError) return report("error", `${where}: cannot start dsh: ${ran.spawnError.message}`);
       if (ran.code !== 0) {
         return report("error", `${where}: dsh exited with status ${ran.code ?? ran.signal}: ${tail(ran.stderr)}`);

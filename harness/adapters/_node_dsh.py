@@ -59,19 +59,22 @@ def node_dsh(scenarios: Path | None = None) -> JsonLinesAdapter:
         raise AdapterError("adapter node-dsh needs node (20 or later) and npm on PATH")
     environment = dict(os.environ)
     alternative = environment.get(USER_QUESTIONS_ENV)
-    if alternative and not Path(alternative).is_file():
-        raise AdapterError(
-            f"adapter node-dsh: {USER_QUESTIONS_ENV}={alternative} is not a file; name the "
-            "built plugin entry of another user-questions build (e.g. .../lib/index.js)"
-        )
+    if alternative:
+        if not Path(alternative).is_file():
+            raise AdapterError(
+                f"adapter node-dsh: {USER_QUESTIONS_ENV}={alternative} is not a file; name the "
+                "built plugin entry of another user-questions build (e.g. .../lib/index.js)"
+            )
+        # The adapter runs in its own directory: a relative path must not change meaning.
+        environment[USER_QUESTIONS_ENV] = str(Path(alternative).resolve())
 
     def install() -> None:
         # One install at a time: xdist workers and parallel runs all open this adapter.
         with open(root / ".install.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
-            installed()
+            install_each()
 
-    def installed() -> None:
+    def install_each() -> None:
         _install(root, "npm ci", [npm, "ci", "--no-audit", "--no-fund"], root / "package-lock.json")
         environment.pop("NODE_DSH_NODE", None)  # only what this install found is trusted
         toolchain = root / "toolchain"
