@@ -163,6 +163,20 @@ def _parser() -> argparse.ArgumentParser:
         help="your runtime's spelling of the scenarios' subagent {name, prompt}, e.g. "
         '\'{"tool": "task", "arguments": {"description": "{name}", "prompt": "{prompt}"}}\'',
     )
+    snapshot = sub.add_parser(
+        "snapshot",
+        help="write golden snapshots from the reference runtime (never under CI)",
+    )
+    snapshot.add_argument(
+        "ids", nargs="*", metavar="SCENARIO_ID", help="scenario ids (default: all)"
+    )
+    snapshot.add_argument(
+        "--snapshots",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="where to write them (default: snapshots/ beside the scenarios)",
+    )
     mutants = sub.add_parser(
         "mutants", help="run every scenario under every test-only guard variant"
     )
@@ -215,6 +229,10 @@ def _main(args: argparse.Namespace) -> int:
         return _mutants(args, scenarios)
     if args.command == "coverage":
         return _coverage(scenarios)
+    if args.command == "snapshot":
+        from harness._snapshot_command import snapshot
+
+        return snapshot(args, scenarios)
     if args.command == "list":
         width = max(len(s.id) for s in scenarios)
         for s in scenarios:

@@ -31,6 +31,8 @@ def run(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
         return _usage("--chunk takes a positive number of characters, together with --stream")
     if args.guard is not None and args.adapter not in (None, "reference"):
         return _usage("--guard is a test seam of the reference runtime; drop it or --adapter")
+    if args.snapshots is not None and not args.snapshots.is_dir():
+        return _usage(f"--snapshots {args.snapshots}: not a directory of golden snapshots")
     try:
         adapter = open_adapter(args.adapter, args.scenarios)
     except AdapterError as exc:
@@ -57,11 +59,16 @@ def _report(
     expectations: Expectations,
     backstop: float,
 ) -> int:
-    from harness._paths import snapshots_dir
-    from harness.adapters import runtime_of
+    from harness._paths import scenarios_dir, snapshots_dir
+    from harness.adapters import ReferenceAdapter, runtime_of
     from harness.run import Wire, run_scenarios, summary
 
     golden = args.snapshots or snapshots_dir(args.scenarios)
+    # Every run that gates something must compare texts: the shipped corpus, a snapshots
+    # directory named on purpose, and any runtime but the reference (whose goldens they
+    # are). Only the reference on a directory of the user's own may run without them.
+    shipped = args.scenarios is None or args.scenarios.resolve() == scenarios_dir().resolve()
+    require = shipped or args.snapshots is not None or not isinstance(adapter, ReferenceAdapter)
     results, verdicts = [], []
     id_width = max(len(s.id) for s in chosen)
     label_width = 10 if expectations.path is not None else 5
@@ -75,6 +82,7 @@ def _report(
         wire=Wire(stream=args.stream, chunk=args.chunk),
         adapter=adapter,
         golden=golden if args.guard is None else None,  # a variant's snapshot is not golden
+        require_golden=require,
     ):
         label, acceptable = expectations.verdict(result.scenario.id, result.status)
         results.append(result)
@@ -85,9 +93,10 @@ def _report(
         if result.status == "skip":
             print(head + result.mismatches[0], flush=True)
             continue
+        unpinned = "  (no golden snapshot)" if result.golden == "missing" else ""
         print(
             head + f"expected: {summary(result, expected=True)}  "
-            f"observed: {summary(result, expected=False)}",
+            f"observed: {summary(result, expected=False)}{unpinned}",
             flush=True,
         )
         reason = expectations.failing.get(result.scenario.id)
@@ -108,6 +117,8 @@ def _report(
         line = f"{counts['pass']} passed, {failed} failed"
         line += f", {counts['skip']} skipped" if counts["skip"] else ""
         notes = [f"{counts['error']} of them errors"] if counts["error"] else []
+        if missing := sum(r.golden == "missing" for r in results):
+            notes.append(f"{missing} without a golden snapshot")
         notes += [
             f"{n} {label.lower()}" for label in ("KNOWN FAIL", "NEW FAIL", "NEW PASS")
             if (n := sum(v == label for v, _ in verdicts))

@@ -13,9 +13,8 @@ what the determinism check (`python -m tests.determinism`) diffs across runs.
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,10 +24,11 @@ from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from syrupy.location import PyTestLocation
 
+from harness._ci import ci_refuses_updates
+
 if TYPE_CHECKING:
     from harness.adapters import Adapter, Expectations
 
-CI_TRUE = frozenset({"true", "1"})
 CI_REFUSAL = (
     "harness: CI is set, so --snapshot-update is ignored: snapshots are compared, never written"
 )
@@ -111,12 +111,6 @@ class ObservedSnapshotAssertion(SnapshotAssertion):
 def observed_name(nodeid: str) -> str:
     """A test node id as a file name: every run of other characters becomes one `_`."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", nodeid).strip("_")
-
-
-def ci_refuses_updates(environ: Mapping[str, str] | None = None) -> bool:
-    """Whether the environment says CI, where snapshots may only be compared."""
-    value = (os.environ if environ is None else environ).get("CI", "")
-    return value.strip().lower() in CI_TRUE
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

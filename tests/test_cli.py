@@ -52,7 +52,7 @@ def test_failing_scenario_exits_1_and_says_why(
         "tool_errors: expected [child.ask_user_question=CALLER_NOT_LIVE], observed "
         "[child.ask_user_question=DELEGATED_CALLER]" in out
     )
-    assert out.splitlines()[-1] == "0 passed, 1 failed"
+    assert out.splitlines()[-1] == "0 passed, 1 failed (1 without a golden snapshot)"
 
 
 def test_bad_input_is_one_line_and_exit_2(

@@ -33,11 +33,14 @@ class Result:
     observation: Observation
     status: str  # pass | fail | error | skip
     mismatches: list[str] = field(default_factory=list)
+    # compared | missing (a snapshots directory was given, the file was not there) | none
+    golden: str = "none"
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "id": self.scenario.id,
             "status": self.status,
+            "golden": self.golden,
             "observed": self.observation.to_json(),
         }
         if self.mismatches:
@@ -78,9 +81,11 @@ def run_scenario(
     wire: Wire = Wire(),  # noqa: B008 - frozen
     adapter: Adapter | None = None,
     golden: Path | None = None,
+    require_golden: bool = False,
 ) -> Result:
     """Run one scenario on `adapter` (default: the reference runtime) and judge it. With
-    `golden` (a snapshots directory), the portable part of its snapshot is compared too."""
+    `golden` (a snapshots directory), the portable part of its snapshot is compared too;
+    with `require_golden`, a scenario that has no snapshot there fails."""
     if adapter is None:
         observation = observe_scenario(scenario, backstop=backstop, guard=guard, wire=wire)
     else:
@@ -94,13 +99,24 @@ def run_scenario(
             )
         observation = adapter.run(scenario, RunOptions(backstop, guard, wire))
     result = judge(scenario, observation)
-    snapshot = golden / f"{scenario.id}.json" if golden is not None else None
-    if result.status != "skip" and snapshot is not None and snapshot.is_file():
-        expected = portable(json.loads(snapshot.read_text(encoding="utf-8")))
-        found = differences(expected, portable(observation.snapshot()))
-        if found:
-            result.mismatches += found
+    if result.status == "skip" or golden is None:
+        return result
+    snapshot = golden / f"{scenario.id}.json"
+    if not snapshot.is_file():
+        result.golden = "missing"
+        if require_golden:
+            result.mismatches.append(
+                f"no golden snapshot {snapshot}; `harness snapshot {scenario.id}` writes it from "
+                "the reference runtime"
+            )
             result.status = "fail" if result.status == "pass" else result.status
+        return result
+    result.golden = "compared"
+    expected = portable(json.loads(snapshot.read_text(encoding="utf-8")))
+    found = differences(expected, portable(observation.snapshot()))
+    if found:
+        result.mismatches += found
+        result.status = "fail" if result.status == "pass" else result.status
     return result
 
 
@@ -112,11 +128,18 @@ def run_scenarios(
     wire: Wire = Wire(),  # noqa: B008 - frozen
     adapter: Adapter | None = None,
     golden: Path | None = None,
+    require_golden: bool = False,
 ) -> Iterator[Result]:
     with frozen_time():
         for scenario in scenarios:
             yield run_scenario(
-                scenario, backstop=backstop, guard=guard, wire=wire, adapter=adapter, golden=golden
+                scenario,
+                backstop=backstop,
+                guard=guard,
+                wire=wire,
+                adapter=adapter,
+                golden=golden,
+                require_golden=require_golden,
             )
 
 

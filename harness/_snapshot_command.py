@@ -1,0 +1,66 @@
+"""`harness snapshot`: write golden snapshots from the reference runtime, for a directory of
+scenarios of your own, and say what changed. Never under CI, where goldens are only compared,
+and never for a scenario that fails its own expectations: a golden pins behaviour someone
+has judged right, not whatever happened."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+from typing import TYPE_CHECKING
+
+from harness._cli import EXIT_FAILED, EXIT_OK, _usage
+
+if TYPE_CHECKING:
+    from harness.scenario import Scenario
+
+DIFF_LINES = 20  # of a changed file's unified diff, shown under its line
+
+
+def snapshot(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
+    from harness._ci import ci_refuses_updates
+    from harness._paths import snapshots_dir
+    from harness.run import run_scenarios, snapshot_text
+
+    if ci_refuses_updates():
+        return _usage(
+            "CI is set, so golden snapshots are compared, never written; run `harness snapshot` "
+            "outside CI and commit the files, saying why each changed"
+        )
+    by_id = {s.id: s for s in scenarios}
+    unknown = [i for i in args.ids if i not in by_id]
+    if unknown:
+        return _usage(f"unknown scenario id(s): {', '.join(unknown)}; 'harness list' shows the ids")
+    directory = args.snapshots or snapshots_dir(args.scenarios)
+    directory.mkdir(parents=True, exist_ok=True)
+    counts = dict.fromkeys(("created", "updated", "unchanged", "not written"), 0)
+    for result in run_scenarios([by_id[i] for i in args.ids] if args.ids else scenarios):
+        sid = result.scenario.id
+        if result.status != "pass":
+            counts["not written"] += 1
+            print(f"NOT WRITTEN {sid}: it does not pass its expectations: {result.mismatches[0]}")
+            continue
+        path = directory / f"{sid}.json"
+        text = snapshot_text(result.observation.snapshot())
+        old = path.read_text(encoding="utf-8") if path.is_file() else None
+        if old == text:
+            counts["unchanged"] += 1
+            continue
+        path.write_text(text, encoding="utf-8")
+        if old is None:
+            counts["created"] += 1
+            print(f"created     {path}")
+            continue
+        counts["updated"] += 1
+        print(f"updated     {path}")
+        diff = list(
+            difflib.unified_diff(
+                old.splitlines(), text.splitlines(), "golden", "observed", n=1, lineterm=""
+            )
+        )
+        for line in diff[2 : 2 + DIFF_LINES]:
+            print(f"      {line}")
+        if len(diff) > 2 + DIFF_LINES:
+            print(f"      ... and {len(diff) - 2 - DIFF_LINES} more diff lines")
+    print(", ".join(f"{n} {what}" for what, n in counts.items() if n) or "nothing to write")
+    return EXIT_FAILED if counts["not written"] else EXIT_OK
