@@ -14,13 +14,17 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from harness.runtime.questions import Answer, AskUserQuestionRequest
+from harness.runtime.questions import Answer, AskUserQuestionRequest, Question
 
 
 @dataclass(frozen=True)
 class AnswerCall:
     agent: str | None
     question_ids: tuple[str, ...]
+    questions: tuple[Question, ...] = ()  # exactly what the answerer was shown
+
+    def to_json(self) -> dict[str, object]:
+        return {"caller": self.agent, "questions": [q.to_json() for q in self.questions]}
 
 
 class UnscriptedQuestion(Exception):
@@ -35,6 +39,7 @@ class _Recording:
         call = AnswerCall(
             agent=request.agent.id if request.agent else None,
             question_ids=tuple(q.id for q in request.questions),
+            questions=tuple(request.questions),
         )
         self.calls.append(call)
         return call

@@ -38,10 +38,13 @@ class Provider:
         self.kind = world.get("answerer", "tripwire")
         self.answers = world.get("answers", {})
         self.calls = 0
+        self.asked: list[dict[str, Any]] = []
         self.reached = asyncio.Event()
 
     async def answer(self, request: AskUserQuestionRequest) -> list[Answer]:
         self.calls += 1
+        caller = request.agent.id if request.agent else None
+        self.asked.append({"caller": caller, "questions": [q.to_json() for q in request.questions]})
         if self.kind != "scripted":
             self.reached.set()
             await asyncio.Event().wait()
@@ -129,6 +132,7 @@ async def observe(doc: dict[str, Any]) -> dict[str, Any]:
             observation.update(outcome="error", error=f"{type(exc).__name__}: {exc}")
             break
     observation["answerer_calls"] = provider.calls
+    observation["asked"] = provider.asked
     return observation
 
 

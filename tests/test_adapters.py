@@ -94,7 +94,8 @@ def test_a_different_text_fails_naming_the_place() -> None:
     finally:
         adapter.close()
     assert result.status == "fail"  # the codes agree; the model-visible text does not
-    direct, tool_error = result.mismatches
+    pinned, direct, tool_error = result.mismatches
+    assert pinned.startswith("tool_errors[0].text: expected exactly 'Error: human interaction")
     assert direct.startswith('snapshot.direct[0].text: expected "Error: human interaction requires')
     assert tool_error.startswith("snapshot.tool_errors[0].text: expected ")
     assert direct.endswith('supplied!"') and tool_error.endswith('supplied!"')

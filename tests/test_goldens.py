@@ -95,11 +95,11 @@ def test_harness_snapshot_refuses_under_ci_and_for_a_failing_scenario(
 
     monkeypatch.delenv("CI")
     path = own / f"{SCENARIO}.yaml"
-    path.write_text(path.read_text("utf-8").replace("answerer_calls: 1", "answerer_calls: 0"))
+    path.write_text(path.read_text("utf-8").replace("outcome: completed", "outcome: error"))
     assert main(["--scenarios", str(own), "snapshot"]) == 1
     assert lines(capsys) == [
-        f"NOT WRITTEN {SCENARIO}: it does not pass its expectations: answerer_calls: expected 0, "
-        "observed 1",
+        f"NOT WRITTEN {SCENARIO}: it does not pass its expectations: outcome: expected error, "
+        "observed completed",
         "1 not written",
     ]
     assert not (own.parent / "snapshots" / f"{SCENARIO}.json").exists()

@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { observe } from "./sessions.mjs";
+import { fromItem } from "./service.mjs";
 import { buildEntry, stage } from "./under-test.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -240,7 +241,8 @@ export async function runAssembled(scenario, model, backstopSeconds, provides) {
     const sessions = readSessions(dirs.dsh_home);
     for (const window of windows) window.root ??= rootMadeIn(sessions, window);
     const observed = observe(sessions, windows, DELEGATION.tool);
-    return { outcome, error, answerer_calls: countLines(callsFile), ...observed };
+    const asked = readCalls(callsFile).map((c) => ({ caller: c.agent, questions: c.questions.map(fromItem) }));
+    return { outcome, error, answerer_calls: asked.length, asked, ...observed };
   };
   try {
     for (const [index, phase] of scenario.phases.entries()) {
@@ -272,7 +274,7 @@ export async function runAssembled(scenario, model, backstopSeconds, provides) {
       window.end = Date.now();
       window.root ??= rootMadeIn(readSessions(dirs.dsh_home), window);
       const where = `phase ${index + 1} (${kind}: ${name})`;
-      if (ran.hang) return report("hang", reachedBy(callsFile, readSessions(dirs.dsh_home)));
+      if (ran.hang) return report("hang", reachedBy(callsFile));
       if (ran.timeout) {
         return report("error", `${where}: dsh was still running a second before the ${backstopSeconds ?? 10} s backstop; stopped`);
       }
@@ -293,22 +295,24 @@ export async function runAssembled(scenario, model, backstopSeconds, provides) {
 
 /** Who got through to the human: the point of most scenarios is that nobody does, so a
  * regression should say which agent it was (by session id; the harness shows the name). */
-function reachedBy(callsFile, sessions) {
-  const [first] = readFileSync(callsFile, "utf8").split("\n");
-  const agent = JSON.parse(first).agent;
-  const header = sessions.get(agent)?.header;
+function reachedBy(callsFile) {
+  const { agent, lineage } = readCalls(callsFile)[0];
   const who =
     agent === null
       ? "an agentless call"
-      : header?.parentSession !== undefined
-        ? `${agent} (a child of ${header.parentSession}, delegationDepth ${header.delegationDepth})`
+      : lineage?.parentSession !== undefined
+        ? `${agent} (a child of ${lineage.parentSession}, delegationDepth ${lineage.delegationDepth})`
         : `${agent} (a root)`;
   return `${who} reached the human, and the answerer never answers`;
 }
 
-function countLines(file) {
-  if (!existsSync(file)) return 0;
-  return readFileSync(file, "utf8").split("\n").filter((l) => l.trim() !== "").length;
+/** Every call the answerer plugin recorded, in order. */
+function readCalls(file) {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => JSON.parse(l));
 }
 
 /** Every session log under DSH_HOME: id -> {header, events}. Sessions are filed per working

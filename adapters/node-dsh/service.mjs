@@ -143,6 +143,7 @@ class Answerer {
     const delay = world.answer_delay_ms ?? 0;
     this.delayMs = Number.isFinite(delay) && delay > 0 ? delay : 0;
     this.calls = 0;
+    this.asked = []; // every call: who asked, and the questions as the scenario spells them
     this.onReached = () => {};
   }
 
@@ -154,6 +155,7 @@ class Answerer {
 
   async ask(request) {
     this.calls += 1;
+    this.asked.push({ caller: request.agent?.id ?? null, questions: request.questions.map(fromItem) });
     if (this.kind !== "scripted") {
       // tripwire / unreachable never answer; onReached lets the phase report the hang now
       // instead of waiting for the harness's backstop.
@@ -184,10 +186,17 @@ class Answerer {
 /** A scenario question -> the upstream AskUserQuestionItem (multi_select -> multiSelect). */
 function toItem(question) {
   if (!isObject(question)) return question; // passed as given: the seam decides
+  return renameKey(question, "multi_select", "multiSelect");
+}
+
+/** What the answerer received -> the scenario's spelling, for the observation's `asked`. */
+export function fromItem(item) {
+  return isObject(item) ? renameKey(item, "multiSelect", "multi_select") : item;
+}
+
+function renameKey(object, from, to) {
   // fromEntries defines own properties, so a "__proto__" key stays data.
-  return Object.fromEntries(
-    Object.entries(question).map(([key, value]) => [key === "multi_select" ? "multiSelect" : key, value]),
-  );
+  return Object.fromEntries(Object.entries(object).map(([key, value]) => [key === from ? to : key, value]));
 }
 
 /** A stand-in Agent: the registry needs `id` equal to `session.id`, and the seam compares
@@ -367,13 +376,13 @@ async function runPhases(lib, scenario) {
       }
       const result = await runPhase(lib, phase.ask, registry === "present", answerer);
       if (result.hang) {
-        return { outcome: "hang", error: reachedBy(result.who), answerer_calls: answerer.calls, direct };
+        return { outcome: "hang", error: reachedBy(result.who), answerer_calls: answerer.calls, asked: answerer.asked, direct };
       }
       direct.push(result.entry);
     }
-    return { outcome: "completed", answerer_calls: answerer.calls, direct };
+    return { outcome: "completed", answerer_calls: answerer.calls, asked: answerer.asked, direct };
   } catch (error) {
-    return { outcome: "error", error: describe(error), answerer_calls: answerer?.calls ?? 0, direct };
+    return { outcome: "error", error: describe(error), answerer_calls: answerer?.calls ?? 0, asked: answerer?.asked ?? [], direct };
   }
 }
 

@@ -60,6 +60,7 @@ def observation(scenario: Scenario, data: dict[str, Any], llm: ScriptedLLM | Non
         final=_renamed(_mapping(data, "final", (str, type(None))), names),
         sessions={},
         plan_mode=_renamed(_mapping(data, "plan_mode", (bool,)), names),
+        asked=[_asked(a, i, names) for i, a in enumerate(_list(data, "asked"))],
         direct=direct,
         requests=list(llm.requests) if llm else [],
         script_errors=script_errors,
@@ -71,6 +72,22 @@ def _named(text: str, names: dict[str, str]) -> str:
     for key, name in sorted(names.items(), key=lambda item: -len(item[0])):
         text = re.sub(rf"(?<![\w-]){re.escape(key)}(?![\w-])", name, text)
     return text
+
+
+def _asked(entry: Any, i: int, names: dict[str, str]) -> dict[str, Any]:
+    where = f"observation.asked[{i}]"
+    if not isinstance(entry, dict) or not isinstance(entry.get("questions"), list):
+        raise ProtocolError(f"{where} must be {{caller, questions: [...]}}")
+    caller = entry.get("caller")
+    if caller is not None and not isinstance(caller, str):
+        raise ProtocolError(f"{where}.caller must be a name or null")
+    for j, question in enumerate(entry["questions"]):
+        if not isinstance(question, dict) or not isinstance(question.get("id"), str):
+            raise ProtocolError(f"{where}.questions[{j}] must be a question with a string id")
+    return {
+        "caller": names.get(caller, caller) if caller else caller,
+        "questions": entry["questions"],
+    }
 
 
 def _renamed(by_agent: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:

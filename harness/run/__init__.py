@@ -1,16 +1,14 @@
 """The runner: scenario -> world -> run -> observation -> verdict."""
 
 from harness.adapters._base import DEFAULT_BACKSTOP
+from harness.run._judge import Result, judge, summary
 from harness.run._observe import Observation, differences, portable, snapshot_text
 from harness.run._runner import (
     FROZEN_AT,
-    Result,
     frozen_time,
-    judge,
     observe_scenario,
     run_scenario,
     run_scenarios,
-    summary,
 )
 from harness.run._world import Wire
 

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.adapters._base import DEFAULT_BACKSTOP
-from harness.run._runner import Result, frozen_time, run_scenario
+from harness.run._judge import Result
+from harness.run._runner import frozen_time, run_scenario
 from harness.runtime.guards import GUARDS, RUNTIME_OWNERSHIP
 from harness.scenario import Scenario
 

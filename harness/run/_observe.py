@@ -33,6 +33,8 @@ class Observation:
     hang: dict[str, Any] | None = None
     requests: list[CapturedRequest] = field(default_factory=list)
     script_errors: list[str] = field(default_factory=list)
+    # Every call that reached the answerer: {caller, questions} (Question.to_json's shape).
+    asked: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
     def empty(cls, scenario_id: str, outcome: str, error: str) -> Observation:
@@ -50,6 +52,7 @@ class Observation:
             "handoffs": [h["tool_result"] for h in self.handoffs],
             "final": dict(self.final),
             "plan_mode": dict(self.plan_mode),
+            "asked": list(self.asked),
         }
         if self.error is not None:
             out["error"] = self.error
@@ -195,6 +198,7 @@ def observe(world: World, outcome: str, error: str | None) -> Observation:
         },
         script_errors=script_errors,
         direct=[r.to_json() for r in world.direct],
+        asked=[c.to_json() for c in world.answerer.calls] if world.answerer else [],
         requests=list(world.llm.requests),
         hang=world.hang,
     )

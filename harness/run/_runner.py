@@ -7,45 +7,24 @@ import json
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import httpx
 
 from harness.adapters._base import DEFAULT_BACKSTOP
 from harness.run._detect import DeadlockDetectingLoop, hang_report
 from harness.run._direct import run_direct
+from harness.run._judge import Result, judge
 from harness.run._observe import Observation, differences, observe, portable
 from harness.run._world import Wire, World
 from harness.runtime.errors import AgentRunError
-from harness.scenario import Phase, Scenario, TextMatch
+from harness.scenario import Phase, Scenario
 
 if TYPE_CHECKING:
     from harness.adapters import Adapter
 
 FROZEN_AT = "2026-01-01T00:00:00+00:00"
-
-
-@dataclass
-class Result:
-    scenario: Scenario
-    observation: Observation
-    status: str  # pass | fail | error | skip
-    mismatches: list[str] = field(default_factory=list)
-    # compared | missing (a snapshots directory was given, the file was not there) | none
-    golden: str = "none"
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "id": self.scenario.id,
-            "status": self.status,
-            "golden": self.golden,
-            "observed": self.observation.to_json(),
-        }
-        if self.mismatches:
-            out["mismatches"] = self.mismatches
-        return out
 
 
 _frozen = 0
@@ -217,66 +196,3 @@ async def _run_phase(world: World, phase: Phase, http: httpx.AsyncClient) -> Non
         await runtime.start(str(phase.agent), phase.prompt)
     else:
         await runtime.resume(str(phase.agent), phase.prompt)
-
-
-def judge(scenario: Scenario, obs: Observation) -> Result:
-    if obs.outcome == "skipped":
-        return Result(scenario, obs, "skip", [obs.error or "skipped"])
-    if obs.script_errors:
-        return Result(scenario, obs, "error", list(obs.script_errors))
-    expect = scenario.expect
-    mismatches = []
-    if obs.outcome != expect.outcome:
-        why = f" ({obs.error})" if obs.error else ""
-        mismatches.append(f"outcome: expected {expect.outcome}, observed {obs.outcome}{why}")
-    if obs.answerer_calls != expect.answerer_calls:
-        mismatches.append(
-            f"answerer_calls: expected {expect.answerer_calls}, observed {obs.answerer_calls}"
-        )
-    wanted = [f"{e.agent or 'agentless'}.{e.tool}={e.code}" for e in expect.tool_errors]
-    got = [f"{e['agent'] or 'agentless'}.{e['tool']}={e['code']}" for e in obs.tool_errors]
-    if wanted != got:
-        mismatches.append(
-            f"tool_errors: expected [{', '.join(wanted)}], observed [{', '.join(got)}]"
-        )
-    if expect.handoffs is not None:
-        texts = [h["tool_result"] for h in obs.handoffs]
-        if len(texts) != len(expect.handoffs):
-            mismatches.append(
-                f"handoffs: expected {len(expect.handoffs)}, observed {len(texts)} {texts!r}"
-            )
-        else:
-            mismatches += _matches(
-                "handoffs", dict(enumerate(expect.handoffs)), dict(enumerate(texts))
-            )
-    mismatches += _matches("final", expect.final, obs.final)
-    for name, active in expect.plan_mode.items():
-        if obs.plan_mode.get(name, False) != active:
-            mismatches.append(
-                f"plan_mode[{name}]: expected {active}, observed {obs.plan_mode.get(name, False)}"
-            )
-    return Result(scenario, obs, "fail" if mismatches else "pass", mismatches)
-
-
-def _matches(
-    what: str, expected: dict[Any, TextMatch], observed: dict[Any, str | None]
-) -> list[str]:
-    out = []
-    for key, match in expected.items():
-        why = match.mismatch(observed.get(key))
-        if why:
-            out.append(f"{what}[{key}]: {why}")
-    return out
-
-
-def summary(result: Result, *, expected: bool) -> str:
-    """A short human line for one side of the comparison."""
-    if expected:
-        e = result.scenario.expect
-        errors = [f"{x.code}@{x.agent or 'agentless'}" for x in e.tool_errors]
-        outcome, calls = e.outcome, e.answerer_calls
-    else:
-        o = result.observation
-        errors = [f"{x['code']}@{x['agent'] or 'agentless'}" for x in o.tool_errors]
-        outcome, calls = o.outcome, o.answerer_calls
-    return ", ".join([outcome, *errors, f"answerer={calls}"])

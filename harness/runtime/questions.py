@@ -72,6 +72,37 @@ class Question:
     detail: str | None = None
     intent: Intent | None = None
 
+    def to_json(self) -> dict[str, object]:
+        """As the ask_user_question tool takes it; fields at their defaults are left out."""
+        out: dict[str, object] = {"id": self.id, "question": self.question}
+        if self.header is not None:
+            out["header"] = self.header
+        if self.options:
+            out["options"] = [
+                {
+                    "label": o.label,
+                    **({} if o.description is None else {"description": o.description}),
+                }
+                for o in self.options
+            ]
+        if self.multi_select:
+            out["multi_select"] = True
+        if self.detail is not None:
+            out["detail"] = self.detail
+        if self.intent is not None:
+            out["intent"] = {"kind": self.intent.kind, "approve": self.intent.approve}
+        return out
+
+
+# What a question's left-out fields mean (see Question.to_json).
+QUESTION_DEFAULTS: dict[str, object] = {
+    "header": None,
+    "options": [],
+    "multi_select": False,
+    "detail": None,
+    "intent": None,
+}
+
 
 @dataclass(frozen=True)
 class Answer:

@@ -11,7 +11,9 @@ from harness.scenario._load import (
 from harness.scenario._model import (
     FEATURES,
     AgentSpec,
+    AskedExpect,
     DirectAsk,
+    DirectExpect,
     Expect,
     Fault,
     Phase,
@@ -25,7 +27,9 @@ from harness.scenario._version import scenarios_version
 __all__ = [
     "FEATURES",
     "AgentSpec",
+    "AskedExpect",
     "DirectAsk",
+    "DirectExpect",
     "Expect",
     "Fault",
     "Phase",

@@ -105,6 +105,23 @@ def _expect(
         for name in expect.get(key, {}):
             if name not in agents:
                 yield f"/expect/{key}/{name}", _unknown("agent", name, names)
+    asks = sum("ask" in p for p in phases)
+    if "direct" in expect and len(expect["direct"]) != asks:
+        yield (
+            "/expect/direct",
+            f"{len(expect['direct'])} entries for {asks} ask phase(s); give one per ask phase, "
+            "in order",
+        )
+    for i, call in enumerate(expect.get("asked", [])):
+        caller = call.get("caller")
+        if caller is not None and caller not in agents and caller not in direct:
+            yield f"/expect/asked/{i}/caller", _unknown("agent", caller, names)
+    if "asked" in expect and len(expect["asked"]) != expect["answerer_calls"]:
+        yield (
+            "/expect/asked",
+            f"{len(expect['asked'])} call(s) listed, but answerer_calls is "
+            f"{expect['answerer_calls']}; list every call that reaches the answerer",
+        )
 
 
 def _unknown(kind: str, value: str, known: Any) -> str:

@@ -16,7 +16,9 @@ from harness.runtime.questions import Answer, Intent, Option, Question
 from harness.scenario._check import semantic_problems
 from harness.scenario._model import (
     AgentSpec,
+    AskedExpect,
     DirectAsk,
+    DirectExpect,
     Expect,
     Fault,
     Phase,
@@ -249,8 +251,19 @@ def _build(doc: dict[str, Any], path: Path) -> Scenario:
             outcome=expect["outcome"],
             answerer_calls=expect["answerer_calls"],
             tool_errors=tuple(
-                ToolErrorExpect(e["agent"], e["tool"], e["code"])
+                ToolErrorExpect(e["agent"], e["tool"], e["code"], _pinned(e))
                 for e in expect.get("tool_errors", [])
+            ),
+            direct=(
+                tuple(_direct_expect(d) for d in expect["direct"]) if "direct" in expect else None
+            ),
+            asked=(
+                tuple(
+                    AskedExpect(tuple(a["questions"]), a.get("caller"), "caller" in a)
+                    for a in expect["asked"]
+                )
+                if "asked" in expect
+                else None
             ),
             handoffs=(
                 tuple(_match(m) for m in expect["handoffs"]) if "handoffs" in expect else None
@@ -307,6 +320,24 @@ def _turns(steps: list[dict[str, Any]]) -> Iterator[Turn]:
 
 def _call(step: dict[str, Any]) -> Call:
     return Call(tool=step["call"], args=step.get("args", {}), label=step.get("as"))
+
+
+def _pinned(doc: dict[str, Any]) -> TextMatch | None:
+    """`text: T` (exactly) or `contains: T | [T...]` beside a code, if either is given."""
+    if "text" in doc:
+        return TextMatch(equals=doc["text"])
+    if "contains" in doc:
+        return _match({"contains": doc["contains"]})
+    return None
+
+
+def _direct_expect(doc: dict[str, Any]) -> DirectExpect:
+    if "answers" in doc:
+        answers = tuple(
+            Answer(a["id"], tuple(a["selected"]), a.get("custom")) for a in doc["answers"]
+        )
+        return DirectExpect(answers=answers)
+    return DirectExpect(code=doc["code"], text=_pinned(doc))
 
 
 def _match(doc: dict[str, Any]) -> TextMatch:

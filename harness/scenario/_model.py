@@ -102,6 +102,26 @@ class ToolErrorExpect:
     agent: str | None
     tool: str
     code: str
+    text: TextMatch | None = None  # the model-visible text, when the scenario pins it
+
+
+@dataclass(frozen=True)
+class DirectExpect:
+    """One ask phase's result: the answers, or the error's code (and text, if pinned)."""
+
+    answers: tuple[Answer, ...] | None = None
+    code: str | None = None
+    text: TextMatch | None = None
+
+
+@dataclass(frozen=True)
+class AskedExpect:
+    """One call that reached the answerer: each question as written in the scenario (its id,
+    plus whichever fields it pins), and who asked, if `caller_pinned`."""
+
+    questions: tuple[dict[str, Any], ...]
+    caller: str | None = None
+    caller_pinned: bool = False
 
 
 @dataclass(frozen=True)
@@ -112,6 +132,8 @@ class Expect:
     handoffs: tuple[TextMatch, ...] | None = None
     final: dict[str, TextMatch] = field(default_factory=dict)
     plan_mode: dict[str, bool] = field(default_factory=dict)
+    direct: tuple[DirectExpect, ...] | None = None
+    asked: tuple[AskedExpect, ...] | None = None
 
 
 @dataclass(frozen=True)

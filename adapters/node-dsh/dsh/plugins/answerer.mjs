@@ -5,8 +5,9 @@
 //              show the question); scripted: answer from `answers` after `delayMs`;
 //              none: register no provider at all (NO_PROVIDER for an admitted caller)
 //   answers    question id -> {selected: [...], custom?}
-//   callsFile  every call that reaches the provider is appended here as one JSON line, so
-//              the adapter counts them and sees a tripwire reached the moment it happens
+//   callsFile  every call that reaches the provider is appended here as one JSON line (who
+//              asked, and the questions as received), so the adapter reports what the human
+//              was shown and sees a tripwire reached the moment it happens
 // No imports: it needs only the injected service, so module resolution never matters.
 import { appendFileSync } from "node:fs";
 
@@ -18,10 +19,10 @@ export function apply(ctx, config) {
   if (mode === "none") return;
   ctx.userQuestions.registerProvider({
     async ask(request) {
-      appendFileSync(
-        callsFile,
-        JSON.stringify({ agent: request.agent?.id ?? null, questions: request.questions.map((q) => q.id) }) + "\n",
-      );
+      // The caller's lineage is read here, in-process: its session log may not be on disk yet.
+      const header = request.agent?.session?.header;
+      const lineage = header === undefined ? null : { parentSession: header.parentSession, delegationDepth: header.delegationDepth };
+      appendFileSync(callsFile, JSON.stringify({ agent: request.agent?.id ?? null, lineage, questions: request.questions }) + "\n");
       if (mode !== "scripted") {
         // Never answers; only the call's abort signal ends the wait.
         return new Promise((_resolve, reject) => {
