@@ -200,12 +200,18 @@ function renameKey(object, from, to) {
 }
 
 /** A stand-in Agent: the registry needs `id` equal to `session.id`, and the seam compares
- * objects. Its session has a durable header with no `delegationDepth`, the absent case the
- * document names: a build of the service that reads `session.header.delegationDepth`
- * (upstream before the fix) then shows what it does with a live child whose header says
- * nothing, instead of throwing a TypeError. */
-function makeAgent(id) {
-  return { id, session: { id, header: { id } } };
+ * objects. Its session has a durable header: the lineage a live entry declares
+ * (`session: {delegation_depth, parent_session}`), else one with neither field, the absent
+ * case the document names. A build of the service that reads
+ * `session.header.delegationDepth` (upstream before the fix) then shows what it does with it,
+ * instead of throwing a TypeError. */
+function makeAgent(id, lineage) {
+  const header = { id };
+  if (isObject(lineage)) {
+    if (lineage.parent_session !== undefined && lineage.parent_session !== null) header.parentSession = lineage.parent_session;
+    if (lineage.delegation_depth !== undefined && lineage.delegation_depth !== null) header.delegationDepth = lineage.delegation_depth;
+  }
+  return { id, session: { id, header } };
 }
 
 /** `live`: registry entries [{agent, owner?}] in the order they are entered. */
@@ -220,7 +226,7 @@ function liveEntries(ask) {
     if (owner !== null && typeof owner !== "string") {
       throw new ScenarioError(`ask.live[${j}].owner must be an agent name or null`);
     }
-    return { agent: entry.agent, owner };
+    return { agent: entry.agent, owner, session: entry.session };
   });
 }
 
@@ -270,9 +276,10 @@ async function runPhase(lib, ask, registryPresent, answerer) {
       }
       return objects.get(owner);
     };
+    const lineages = new Map(live.map((entry) => [entry.agent, entry.session]));
     for (const { agent: name, owner } of live) {
       if (objects.has(name)) throw new ScenarioError(`live: ${show(name)} is already entered; use reenter`);
-      const agent = makeAgent(name);
+      const agent = makeAgent(name, lineages.get(name));
       const ownedBy = ownerObject(name, owner);
       objects.set(name, agent);
       owners.set(name, owner);
@@ -281,7 +288,7 @@ async function runPhase(lib, ask, registryPresent, answerer) {
     for (const name of reenter) {
       if (!objects.has(name)) throw new ScenarioError(`reenter: ${show(name)} is not entered in live`);
       previous.set(name, objects.get(name));
-      const agent = makeAgent(name);
+      const agent = makeAgent(name, lineages.get(name));
       objects.set(name, agent);
       if (agents !== undefined) {
         detachers.get(name)();
@@ -300,7 +307,7 @@ async function runPhase(lib, ask, registryPresent, answerer) {
     // An agentless call sends no `agent` field at all, not `agent: undefined`.
     if (caller !== null) {
       if (callerObject === "stale") {
-        request.agent = previous.get(caller) ?? makeAgent(caller);
+        request.agent = previous.get(caller) ?? makeAgent(caller, lineages.get(caller));
       } else if (objects.has(caller)) {
         request.agent = objects.get(caller);
       } else {

@@ -18,6 +18,7 @@ from harness.runtime.questions import (
     answers_text,
 )
 from harness.runtime.registry import Agent, AgentRegistry
+from harness.runtime.sessions import SessionHeader, SessionStore
 from harness.scenario import DirectAsk
 
 
@@ -33,20 +34,39 @@ class DirectResult:
 
 
 async def run_direct(
-    ask: DirectAsk, *, registry: bool, answerer: Any, guard: Guard, seq: int
+    ask: DirectAsk,
+    *,
+    registry: bool,
+    answerer: Any,
+    guard: Guard,
+    seq: int,
+    store: SessionStore | None = None,
 ) -> DirectResult:
     agents = AgentRegistry() if registry else None
     objects: dict[str, Agent] = {}
     previous: dict[str, Agent] = {}
     detachers = {}
+
+    def agent(name: str) -> Agent:
+        # A declared header is a durable session's: made once, and found again by a later
+        # phase or a re-entered object, as a resumed session would be.
+        fields = ask.sessions.get(name)
+        if fields is None or store is None:
+            return Agent(name)
+        if name not in store.ids():
+            parent = fields.get("parent_session")
+            origin = "subagent" if parent is not None else "root"
+            store.create(SessionHeader(name, parent, origin, fields.get("delegation_depth")))
+        return Agent(name, store.open(name))
+
     for name, owner in ask.live:
-        objects[name] = Agent(name)
+        objects[name] = agent(name)
         if agents is not None:
             detachers[name] = agents.enter(objects[name], objects[owner] if owner else None)
     owners = dict(ask.live)
     for name in ask.reenter:
         previous[name] = objects[name]
-        objects[name] = Agent(name)
+        objects[name] = agent(name)
         if agents is not None:
             detachers[name]()
             owner = owners[name]
@@ -57,7 +77,7 @@ async def run_direct(
     caller = None
     if ask.caller is not None and ask.stale:
         # The object this id had before it was re-entered, or one that was never entered.
-        caller = previous.get(ask.caller) or Agent(ask.caller)
+        caller = previous.get(ask.caller) or agent(ask.caller)
     elif ask.caller is not None:
         caller = objects[ask.caller]
     request = AskUserQuestionRequest(

@@ -189,7 +189,12 @@ def observe(world: World, outcome: str, error: str | None) -> Observation:
         answerer_calls=len(world.answerer.calls) if world.answerer else 0,
         tool_errors=tool_errors,
         handoffs=handoffs,
-        final={sid: _last_said(events) for sid, events in sessions.items()},
+        # Conversations only: a direct ask phase's session holds a durable header, no turns.
+        final={
+            sid: _last_said(events)
+            for sid, events in sessions.items()
+            if any(e["type"] == "message/user" for e in events)
+        },
         sessions=sessions,
         plan_mode={
             sid: state

@@ -188,6 +188,7 @@ async def _run_phase(world: World, phase: Phase, http: httpx.AsyncClient) -> Non
                 answerer=world.answerer,
                 guard=world.guard,
                 seq=world.store.next_seq(),
+                store=world.store,
             )
         )
         return

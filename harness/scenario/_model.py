@@ -58,6 +58,9 @@ class DirectAsk:
     caller: str | None = None
     stale: bool = False
     aborted: bool = False
+    # Agent -> the durable header fields its session carries (delegation_depth,
+    # parent_session), for the live entries that declare one.
+    sessions: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
