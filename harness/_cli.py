@@ -240,6 +240,7 @@ def _main(args: argparse.Namespace) -> int:
         return EXIT_OK
     from harness._run_command import run
 
+    _warn(scenarios)
     return run(args, scenarios)
 
 
@@ -353,8 +354,17 @@ def _validate(paths: Sequence[Path | None]) -> int:
         scenarios = load_paths(files)
     except ScenarioError as exc:
         return _invalid(exc, f"{len(files)} file(s) checked")
-    print(f"{len(scenarios)} scenario file(s) valid")
+    noted = _warn(scenarios)
+    print(f"{len(scenarios)} scenario file(s) valid" + (f" ({noted} warning(s))" if noted else ""))
     return EXIT_OK
+
+
+def _warn(scenarios: Sequence[Scenario]) -> int:
+    """Print every warning, on stderr: valid but almost certainly not meant."""
+    lines = [w for s in scenarios for w in s.warnings]
+    for line in lines:
+        print(line, file=sys.stderr)
+    return len(lines)
 
 
 def _invalid(exc: Exception, what: str) -> int:

@@ -85,8 +85,17 @@ def lookup(value: Any, path: tuple[str, ...]) -> Any:
         elif isinstance(value, list) and step.isdigit() and int(step) < len(value):
             value = value[int(step)]
         else:
-            raise LookupError(f"args.{'.'.join(path[: i + 1])} does not exist")
+            raise LookupError(f"args.{'.'.join(path[: i + 1])} does not exist; {_has(value)}")
     return value
+
+
+def _has(value: Any) -> str:
+    """What a path could have named instead, so the fix is in the message."""
+    if isinstance(value, dict):
+        return f"there are: {', '.join(map(str, value)) or 'no keys'}"
+    if isinstance(value, list):
+        return f"there are indexes 0 to {len(value) - 1}" if value else "the list is empty"
+    return f"the value there is {json.dumps(value, ensure_ascii=False)}, not a mapping or list"
 
 
 def _text(value: Any) -> str:

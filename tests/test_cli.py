@@ -69,7 +69,7 @@ def test_bad_input_is_one_line_and_exit_2(
     *problems, total = err.splitlines()
     assert total == "harness: 5 problem(s) in scenario files; nothing was run"
     assert all(line.startswith(f"{tmp_path / 'broken.yaml'}: /: ") for line in problems)
-    assert any("'phases' is a required property" in line for line in problems)
+    assert any("missing 'phases': what runs, in order" in line for line in problems)
     assert main(["--scenarios", str(tmp_path / "missing"), "list"]) == 2
 
 

@@ -103,3 +103,13 @@ def test_harness_snapshot_refuses_under_ci_and_for_a_failing_scenario(
         "1 not written",
     ]
     assert not (own.parent / "snapshots" / f"{SCENARIO}.json").exists()
+
+
+def test_past_five_differences_the_line_says_how_many_more() -> None:
+    from harness.run import differences
+
+    expected = {f"k{i}": i for i in range(8)}
+    found = differences(expected, {k: -1 for k in expected})
+    assert found[:5] == [f"snapshot.k{i}: expected {i}, observed -1" for i in range(5)]
+    assert found[5:] == ["... and 3 more difference(s) from the snapshot"]
+    assert differences(expected, {**expected, "k0": 9}) == ["snapshot.k0: expected 0, observed 9"]

@@ -107,7 +107,10 @@ def test_semantic_errors_name_the_place_and_the_fix(tmp_path: Path) -> None:
 def test_unlabelled_and_unknown_args_path(tmp_path: Path) -> None:
     text = GOOD.format(id="case").replace("d.result", "d.args.nothing.here")
     (line,) = problems(write(tmp_path, text))
-    assert line.endswith("{{d.args.nothing.here}}: args.nothing does not exist (line 10)")
+    # It says what is there, so the fix is in the message.
+    assert line.endswith(
+        "{{d.args.nothing.here}}: args.nothing does not exist; there are: name, prompt (line 10)"
+    )
 
 
 def test_resuming_a_session_before_it_exists(tmp_path: Path) -> None:
@@ -358,7 +361,9 @@ def test_a_malformed_list_is_the_schemas_one_problem(
 
 def test_features_are_required(tmp_path: Path) -> None:
     path = write(tmp_path, GOOD.format(id="case").replace("features: [assembled]\n", ""))
-    assert problems(path) == [f"{path}: /: 'features' is a required property"]
+    assert problems(path) == [
+        f"{path}: /: missing 'features': what a runtime needs to run it, e.g. features: [assembled]"
+    ]
 
 
 def test_a_refused_section_decides_no_tag(tmp_path: Path) -> None:
@@ -377,3 +382,24 @@ def test_the_tags_are_kept_in_file_order(tmp_path: Path) -> None:
     text = text.replace("outcome: completed", "outcome: hang")
     text = text.replace("[assembled]", "[hang, assembled, guard-variant]")
     assert load_scenario(write(tmp_path, text)).features == ("hang", "assembled", "guard-variant")
+
+
+def test_an_unknown_key_is_reported_at_its_own_line(tmp_path: Path) -> None:
+    # The value starts a line later; the mistake is the key.
+    text = GOOD.format(id="case").replace(
+        "agents:\n", "world:\n  answerr:\n    tripwire\nagents:\n"
+    )
+    (line,) = problems(write(tmp_path, text))
+    key_line = text.splitlines().index("  answerr:") + 1
+    assert line.endswith(
+        f"/world/answerr: unknown field 'answerr'; did you mean 'answerer'? (line {key_line})"
+    )
+
+
+def test_a_missing_expect_says_what_it_needs(tmp_path: Path) -> None:
+    text = GOOD.format(id="case").replace("expect: {outcome: completed, answerer_calls: 0}\n", "")
+    (line,) = problems(write(tmp_path, text))
+    assert line.endswith(
+        "/: missing 'expect': what the run must show; at least outcome (completed, error or "
+        "hang) and answerer_calls (a count), e.g. expect: {outcome: completed, answerer_calls: 0}"
+    )

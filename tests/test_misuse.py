@@ -41,8 +41,14 @@ def test_exhausted_script(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert result.mismatches[0].startswith(
         "agent child asked for step 2, but its script has only 1 step(s)"
     )
+    # It ends with where to fix it: the file, and the script that has no step 2.
+    assert result.mismatches[0].endswith(f"({path}: /agents/child/script)")
     assert main(["--scenarios", str(tmp_path), "run"]) == 1
-    out = capsys.readouterr().out.split("\n", 1)[1]  # after the runtime line
+    captured = capsys.readouterr()
+    # The loader saw it coming, and said so without refusing the file.
+    warning = f"{path}: /agents/child/script/0: warning: the script ends in a tool call"
+    assert warning in captured.err
+    out = captured.out.split("\n", 1)[1]  # after the runtime line
     assert out.startswith("ERROR zero-depth-live-child") and "agent child asked for step 2" in out
 
 

@@ -110,7 +110,8 @@ def test_the_closest_shape_of_a_step_or_phase_is_the_one_reported(tmp_path: Path
     path = write(tmp_path, text)
     assert problems(path) == [
         f"{path}: /agents/child/script/0/say: 1 is not of type 'string' (line 13)",
-        f"{path}: /phases/0: 'prompt' is a required property (line 14)",
+        f"{path}: /phases/0: missing 'prompt': the text the phase's agent is started or "
+        "resumed with (line 14)",
     ]
 
 

@@ -23,6 +23,7 @@ class ProtocolError(Exception):
 def observation(scenario: Scenario, data: dict[str, Any], llm: ScriptedLLM | None) -> Observation:
     """Validate an adapter's observation and render it as the reference's would be."""
     from harness.run import Observation
+    from harness.run._observe import script_error_text
 
     outcome = data.get("outcome")
     if outcome not in OUTCOMES:
@@ -47,9 +48,9 @@ def observation(scenario: Scenario, data: dict[str, Any], llm: ScriptedLLM | Non
         handoffs.append(
             {**handoff, **{k: names.get(handoff[k], handoff[k]) for k in ("parent", "child")}}
         )
-    script_errors = [str(e) for e in llm.errors] if llm else []
+    script_errors = [script_error_text(e, scenario) for e in llm.errors] if llm else []
     if llm is not None and outcome == "completed":
-        script_errors += [str(e) for e in llm.unconsumed()]
+        script_errors += [script_error_text(e, scenario) for e in llm.unconsumed()]
     return Observation(
         scenario_id=scenario.id,
         outcome=str(outcome),

@@ -7,13 +7,17 @@ events, the answerer's call count and the fake's errors.
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from harness.fake import CapturedRequest
+from harness.fake import CapturedRequest, ScriptError
 from harness.run._world import World
 from harness.runtime.tools.exit_plan_mode import plan_mode_logged
+from harness.scenario import Scenario
 
 Event = dict[str, Any]
 
@@ -101,23 +105,25 @@ def portable(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def differences(expected: Any, observed: Any, at: str = "", limit: int = 5) -> list[str]:
-    """Where two JSON values differ, one line each, at most `limit`."""
+    """Where two JSON values differ, one line each: the first `limit`, then how many more."""
+    found = list(_differences(expected, observed, at))
+    if len(found) <= limit:
+        return found
+    return [*found[:limit], f"... and {len(found) - limit} more difference(s) from the snapshot"]
+
+
+def _differences(expected: Any, observed: Any, at: str) -> Iterator[str]:
     if isinstance(expected, dict) and isinstance(observed, dict):
-        found: list[str] = []
         for key in sorted(set(expected) | set(observed)):
-            if len(found) >= limit:
-                break
-            found += differences(expected.get(key), observed.get(key), f"{at}.{key}", limit)
-        return found[:limit]
-    if isinstance(expected, list) and isinstance(observed, list) and len(expected) == len(observed):
-        found = []
+            yield from _differences(expected.get(key), observed.get(key), f"{at}.{key}")
+    elif (
+        isinstance(expected, list) and isinstance(observed, list) and len(expected) == len(observed)
+    ):
         for i, (e, o) in enumerate(zip(expected, observed, strict=True)):
-            found += differences(e, o, f"{at}[{i}]", limit - len(found))
-        return found[:limit]
-    if expected == observed:
-        return []
-    shown = json.dumps(expected, ensure_ascii=False), json.dumps(observed, ensure_ascii=False)
-    return [f"snapshot{at}: expected {_clip(shown[0])}, observed {_clip(shown[1])}"]
+            yield from _differences(e, o, f"{at}[{i}]")
+    elif expected != observed:
+        shown = json.dumps(expected, ensure_ascii=False), json.dumps(observed, ensure_ascii=False)
+        yield f"snapshot{at}: expected {_clip(shown[0])}, observed {_clip(shown[1])}"
 
 
 def _clip(text: str, width: int = 160) -> str:
@@ -176,12 +182,15 @@ def observe(world: World, outcome: str, error: str | None) -> Observation:
                     "tool_result": event["content"],
                 }
             )
-    script_errors = [str(e) for e in world.llm.errors]
+    scenario = world.scenario
+    script_errors = [script_error_text(e, scenario) for e in world.llm.errors]
     if outcome == "completed":
         # A run cut short leaves steps unrequested as a consequence, not a cause; so does
         # an agent whose script already failed.
         failed = {e.agent for e in world.llm.errors}
-        script_errors += [str(e) for e in world.llm.unconsumed() if e.agent not in failed]
+        script_errors += [
+            script_error_text(e, scenario) for e in world.llm.unconsumed() if e.agent not in failed
+        ]
     return Observation(
         scenario_id=world.scenario.id,
         outcome=outcome,
@@ -207,6 +216,21 @@ def observe(world: World, outcome: str, error: str | None) -> Observation:
         requests=list(world.llm.requests),
         hang=world.hang,
     )
+
+
+def script_error_text(error: ScriptError, scenario: Scenario) -> str:
+    """A script error, ending with where to fix it: the scenario file and, when the error
+    belongs to an agent, the JSON pointer of the step (or of the script, for a step that is
+    not there)."""
+    where = str(scenario.path)
+    with contextlib.suppress(ValueError):
+        where = str(scenario.path.resolve().relative_to(Path.cwd()))
+    agent = scenario.agents.get(error.agent or "")
+    if agent is not None:
+        step = error.step or 0
+        at = f"/agents/{agent.name}/script"
+        where += f": {at}/{step - 1}" if 1 <= step <= len(agent.script) else f": {at}"
+    return f"{error} ({where})"
 
 
 def model_prefix(requests: list[CapturedRequest]) -> dict[str, Any]:

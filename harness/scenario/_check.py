@@ -308,3 +308,23 @@ def _direct(ask: dict[str, Any], where: str) -> Iterator[Problem]:
             f"{where}/caller",
             (f"caller {caller!r} is not entered in live; enter it, or set caller_object: stale"),
         )
+
+
+def warnings(doc: dict[str, Any]) -> list[Problem]:
+    """What is valid but almost certainly not meant; reported, never refused."""
+    out: list[Problem] = []
+    expect = doc.get("expect")
+    if not isinstance(expect, dict) or expect.get("outcome") != "completed":
+        return out
+    for name, spec in sorted(doc.get("agents", {}).items()):
+        script = spec.get("script") or []
+        if script and ("call" in script[-1] or "calls" in script[-1]):
+            out.append(
+                (
+                    f"/agents/{name}/script/{len(script) - 1}",
+                    "the script ends in a tool call, so the runtime will ask for one more "
+                    "step and the run cannot complete; end it with a say: step, or expect "
+                    "outcome hang or error",
+                )
+            )
+    return out

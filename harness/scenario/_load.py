@@ -7,13 +7,14 @@ import functools
 import json
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from harness._paths import CLAUSES_FILE, clauses_path, scenarios_dir, schema_path
 from harness._script import Call, Turn
 from harness.runtime.questions import Answer, Intent, Option, Question
-from harness.scenario._check import semantic_problems
+from harness.scenario._check import semantic_problems, warnings
 from harness.scenario._model import (
     AgentSpec,
     AskedExpect,
@@ -122,7 +123,9 @@ def load_scenario(path: Path) -> Scenario:
     found += semantic_problems(doc, path.stem, clauses(), frozenset(broken))
     if found:
         raise ScenarioError(_lines(path, document, found))
-    return _build(doc, path)
+    scenario = _build(doc, path)
+    noted = [(where, f"warning: {what}") for where, what in warnings(doc)]
+    return replace(scenario, warnings=tuple(_lines(path, document, noted))) if noted else scenario
 
 
 _REQUIRED = "id, title, covers, features, phases and expect"
@@ -167,7 +170,28 @@ def _schema_problems(error: Any) -> list[tuple[str, str]]:
             shapes.values(), key=lambda errs: (len(errs), -max(len(e.absolute_path) for e in errs))
         )
         return [problem for sub in closest for problem in _schema_problems(sub)]
+    if error.validator == "required" and isinstance(error.instance, dict):
+        missing = [k for k in error.validator_value if k not in error.instance]
+        return [(_pointer(where), f"missing {k!r}: {_NEEDS.get(k, 'add it')}") for k in missing]
     return [(_pointer(where), str(error.message))]
+
+
+# What a missing required field is for, so the message says what to write.
+_NEEDS = {
+    "id": "the scenario's id, equal to the file name",
+    "title": "one line saying what the scenario shows",
+    "covers": "the clause ids it covers (scenarios/clauses.yaml), e.g. covers: [D3]",
+    "features": "what a runtime needs to run it, e.g. features: [assembled]",
+    "phases": "what runs, in order: start: AGENT with a prompt, resume: SESSION with a "
+    "prompt, or ask: {...}",
+    "expect": "what the run must show; at least outcome (completed, error or hang) and "
+    "answerer_calls (a count), e.g. expect: {outcome: completed, answerer_calls: 0}",
+    "outcome": "completed, error or hang",
+    "answerer_calls": "how many calls reach the answerer (0 for most scenarios)",
+    "script": "the fake model's replies to this agent, in order: say: TEXT, call: TOOL",
+    "prompt": "the text the phase's agent is started or resumed with",
+    "questions": "the questions asked, each with an id and a question",
+}
 
 
 def _unknown_field(key: str, allowed: list[str]) -> str:

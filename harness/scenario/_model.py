@@ -156,6 +156,8 @@ class Scenario:
     guard: str = "runtime-ownership"
     stream_chunk: int | None = None
     description: str = ""
+    # Valid, but almost certainly not meant: one line each, like a problem's.
+    warnings: tuple[str, ...] = ()
 
     def roots(self) -> list[str]:
         """The agents root phases start, in phase order: whom a new conversation that is no

@@ -133,28 +133,30 @@ class Document:
     root: Node | None
 
     def locate(self, path: list[str]) -> tuple[int, int] | None:
-        """(line, column) of the value at a JSON pointer's parts, or of its nearest existing
-        ancestor; None for an empty document."""
+        """(line, column) of what a JSON pointer's parts name, or of its nearest existing
+        ancestor; None for an empty document. A mapping member is located at its key: an
+        unknown or misspelt field is on the key's line, where its value may start later."""
         node = self.root
         if node is None:
             return None
+        mark = node.start_mark
         for part in path:
-            child = _child(node, part)
-            if child is None:
+            found = _child(node, part)
+            if found is None:
                 break
-            node = child
-        return node.start_mark.line + 1, node.start_mark.column + 1
+            key, node = found
+            mark = (key or node).start_mark
+        return mark.line + 1, mark.column + 1
 
 
-def _child(node: Node, part: str) -> Node | None:
+def _child(node: Node, part: str) -> tuple[Node | None, Node] | None:
+    """(the key node, if a mapping's, and the value node) for one pointer part."""
     if isinstance(node, MappingNode):
         for key, value in node.value:
             if isinstance(key, ScalarNode) and key.value == part:
-                found: Node = value
-                return found
+                return key, value
     elif isinstance(node, SequenceNode) and part.isdigit() and int(part) < len(node.value):
-        child: Node = node.value[int(part)]
-        return child
+        return None, node.value[int(part)]
     return None
 
 
