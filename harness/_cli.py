@@ -289,18 +289,20 @@ def _serve(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
 
 
 def _repro(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
-    from harness.run import observe_scenario
+    from harness.run import judge, observe_scenario
     from harness.run._repro import transcript
 
     by_id = {s.id: s for s in scenarios}
     if args.scenario_id not in by_id:
         return _usage(f"unknown scenario id: {args.scenario_id}; 'harness list' shows the ids")
     scenario = by_id[args.scenario_id]
-    observation = observe_scenario(scenario, guard=args.guard)
-    print("\n".join(transcript(observation, args.guard or scenario.guard)))
-    if observation.outcome == "hang":
-        return EXIT_HANG
-    return EXIT_OK if observation.outcome == "completed" else EXIT_FAILED
+    result = judge(scenario, observe_scenario(scenario, guard=args.guard))
+    lines = transcript(result.observation, args.guard or scenario.guard, result.mismatches)
+    print("\n".join(lines))
+    # The exit code `harness run` would give this one scenario (without golden snapshots).
+    if result.status == "pass":
+        return EXIT_OK
+    return EXIT_HANG if result.observation.outcome == "hang" else EXIT_FAILED
 
 
 def _mutants(args: argparse.Namespace, scenarios: list[Scenario]) -> int:

@@ -123,3 +123,45 @@ def test_an_internal_error_is_one_line_unless_debug(
     assert "rerun with --debug" in line
     with pytest.raises(RuntimeError, match="the runner broke"):
         main(["--debug", "run", "missing-registry"])
+
+
+def test_repro_shows_direct_asks_and_a_hung_direct_asks_graph(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["repro", "service-resumed-root"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].startswith("  #1   (ask)  direct ask by child -> [DELEGATED_CALLER] Error:")
+    answers = '{"answers":[{"id":"cuda-fallback","selected":["Yes"]}]}'
+    assert lines[2] == f"  #2   (ask)  direct ask by child -> {answers}"
+    assert lines[-2:] == ["outcome: completed", "verdict: pass"]
+    assert main(["repro", "service-zero-depth-live-child", "--guard", "none"]) == 3
+    out = capsys.readouterr().out
+    assert 'child (owned by parent) --awaits answer to "cuda-fallback"--> tripwire answerer' in out
+    assert "  child: direct ask phase (seq 1)" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["hang-before-the-fix"], 0),  # the hang it expects: a pass, as run says
+        (["zero-depth-live-child", "--guard", "none"], 3),  # a hang it does not expect
+        (["live-root-answered", "--guard", "none"], 0),
+    ],
+)
+def test_repro_exits_as_run_does(
+    args: list[str], code: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["repro", *args]) == code
+    assert main(["run", *args]) == code
+    capsys.readouterr()
+
+
+def test_repro_exits_1_for_a_scenario_that_errs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = Path(__file__).parents[1] / "scenarios" / "live-root-answered.yaml"
+    text = source.read_text().replace('      - say: "ANSWERED: {{ask.result}}"\n', "")
+    (tmp_path / "live-root-answered.yaml").write_text(text)
+    assert main(["--scenarios", str(tmp_path), "repro", "live-root-answered"]) == 1
+    out = capsys.readouterr().out
+    assert "verdict:\n  agent lead asked for step 2, but its script has only 1 step(s)" in out

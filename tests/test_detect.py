@@ -140,4 +140,4 @@ def test_repro_prints_the_transcript_then_the_graph(capsys: pytest.CaptureFixtur
     assert main(["repro", "zero-depth-live-child"]) == 0
     out = capsys.readouterr().out
     assert "ask_user_question(call_2) -> [DELEGATED_CALLER] Error: human interaction" in out
-    assert out.splitlines()[-1] == "outcome: completed"
+    assert out.splitlines()[-2:] == ["outcome: completed", "verdict: pass"]

@@ -19,6 +19,7 @@ from harness.runtime.questions import (
 )
 from harness.runtime.registry import Agent, AgentRegistry
 from harness.runtime.sessions import SessionHeader, SessionStore
+from harness.runtime.waits import WaitGraph
 from harness.scenario import DirectAsk
 
 
@@ -41,6 +42,7 @@ async def run_direct(
     guard: Guard,
     seq: int,
     store: SessionStore | None = None,
+    waits: WaitGraph | None = None,
 ) -> DirectResult:
     agents = AgentRegistry() if registry else None
     objects: dict[str, Agent] = {}
@@ -83,8 +85,21 @@ async def run_direct(
     request = AskUserQuestionRequest(
         questions=ask.questions, agent=caller, signal=AbortSignal(aborted=ask.aborted)
     )
+    service = UserQuestionService(agents, answerer, guard=guard)
+    target = f"{getattr(answerer, 'kind', 'no')} answerer"
+    who = ask.caller or "agentless call"
+    if waits is not None:  # so a hung direct ask has a wait-for graph like a tool's
+        owner = dict(ask.live).get(ask.caller) if ask.caller else None
+        role = "agentless" if not ask.caller else f"owned by {owner}" if owner else "root"
+        waits.labels[who] = f"{who} ({role}{', stale object' if ask.stale else ''})"
+        waits.positions[who] = f"direct ask phase (seq {seq})"
+    ids = ", ".join(f'"{q.id}"' for q in ask.questions)
     try:
-        answers = await UserQuestionService(agents, answerer, guard=guard).ask(request)
+        if waits is None:
+            answers = await service.ask(request)
+        else:
+            with waits.awaiting(who, f"answer to {ids}", target):
+                answers = await service.ask(request)
     except UserQuestionError as exc:
         return DirectResult(
             seq, ask.caller, f"Error: {exc.message}", {"name": exc.name, "code": exc.code}

@@ -35,18 +35,26 @@ def _describe(event: dict[str, Any]) -> str:
     return f"{kind}: {_clip(event.get('message'))}"
 
 
-def transcript(observation: Observation, guard: str) -> list[str]:
-    events = sorted(
-        ((sid, e) for sid, evs in observation.sessions.items() for e in evs),
-        key=lambda p: p[1]["seq"],
-    )
-    width = max((len(sid) for sid, _ in events), default=0)
+def _direct(entry: dict[str, Any]) -> str:
+    caller = entry["caller"] or "an agentless call"
+    code = f" [{entry['error']['code']}]" if entry["error"] else ""
+    return f"direct ask by {caller} ->{code} {_clip(entry['text'])}"
+
+
+def transcript(observation: Observation, guard: str, mismatches: list[str]) -> list[str]:
+    """Every durable event and direct ask, in the one order the store's counter gives them,
+    then the outcome, any wait-for graph, and what the run's verdict found."""
+    events = [(sid, e, _describe(e)) for sid, evs in observation.sessions.items() for e in evs]
+    events += [("(ask)", d, _direct(d)) for d in observation.direct]
+    events.sort(key=lambda p: p[1]["seq"])
+    width = max((len(sid) for sid, _, _ in events), default=0)
     lines = [f"{observation.scenario_id} under guard {guard}"]
-    lines += [f"  #{e['seq']:<3} {sid:<{width}}  {_describe(e)}" for sid, e in events]
+    lines += [f"  #{e['seq']:<3} {sid:<{width}}  {said}" for sid, e, said in events]
     lines.append(
         f"outcome: {observation.outcome}"
         + (f" ({observation.error})" if observation.error and not observation.hang else "")
     )
     if observation.hang is not None:
         lines += render_hang(observation.hang)
+    lines += ["verdict: pass"] if not mismatches else ["verdict:", *(f"  {m}" for m in mismatches)]
     return lines

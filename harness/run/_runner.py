@@ -189,6 +189,7 @@ async def _run_phase(world: World, phase: Phase, http: httpx.AsyncClient) -> Non
                 guard=world.guard,
                 seq=world.store.next_seq(),
                 store=world.store,
+                waits=world.waits,
             )
         )
         return
