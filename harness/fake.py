@@ -17,20 +17,18 @@ import contextvars
 import functools
 import json
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
-from harness import _completion, _template
+from harness import _completion
 from harness._routing import (
-    DELEGATION_TOOL,
     REFERENCE_DELEGATION,
     Delegation,
     Routes,
     default_roots,
-    message_text,
 )
 from harness._script import (
     AmbiguousDelegation,
@@ -45,6 +43,7 @@ from harness._script import (
     UnresolvedTemplate,
     UnroutableRequest,
 )
+from harness._turns import AgentState, render
 from harness.runtime.llm import AGENT_HEADER
 
 BASE_URL = "http://fake-llm.invalid/v1"
@@ -69,6 +68,9 @@ __all__ = [
 
 
 _SERVING: contextvars.ContextVar[ScriptedLLM] = contextvars.ContextVar("harness_fake_serving")
+_PLACED = "harness.agent"  # request extension: the agent routing decided on, or its error
+# Awaited with (agent, step) before that step is served: a moment inside a run.
+BeforeTurn = Callable[[str, int], Awaitable[None]]
 
 
 @functools.cache
@@ -102,13 +104,6 @@ class CapturedRequest:
             return None
 
 
-@dataclass
-class _AgentState:
-    cursor: int = 0
-    issued: dict[str, str] = field(default_factory=dict)  # label -> call id
-    calls: dict[str, Call] = field(default_factory=dict)  # label -> scripted call
-
-
 class ScriptedLLM:
     """One script per agent, served as a Chat Completions endpoint.
 
@@ -138,10 +133,11 @@ class ScriptedLLM:
         )
         self.requests: list[CapturedRequest] = []
         self.errors: list[ScriptError] = []
-        self._state = {name: _AgentState() for name in self.scripts}
+        self._state = {name: AgentState() for name in self.scripts}
         self._call_ids = 0
         self._completion_ids = 0
         self._unscripted: dict[str, int] = {}  # requests per agent nobody scripted
+        self.before_turn: BeforeTurn | None = None
 
     def conversations(self) -> dict[str, str]:
         """Conversation key (the session header's value) -> the agent it was assigned: how
@@ -170,6 +166,8 @@ class ScriptedLLM:
         async def handler(request: httpx.Request) -> httpx.Response:
             token = _SERVING.set(self)
             try:
+                if self.before_turn is not None:
+                    await self._before_turn(request, self.before_turn)
                 response: httpx.Response = await router.async_handler(request)
                 return response
             finally:
@@ -178,23 +176,51 @@ class ScriptedLLM:
 
         return httpx.MockTransport(handler)
 
+    async def _before_turn(self, request: httpx.Request, hook: BeforeTurn) -> None:
+        """Give the hook its moment before an agent's scripted step is served (in-process
+        transports only: a loopback server has no event loop to share)."""
+        try:
+            agent = self._agent_of(request, _body(request))
+        except ScriptError:
+            return  # respond() reports it, once
+        state = self._state.get(agent)
+        if state is not None:
+            await hook(agent, state.cursor + 1)
+
+    def _agent_of(self, request: httpx.Request, body: Any) -> str:
+        """The request's agent. Routing by content assigns keys and claims delegations, so
+        it is decided once per request and kept on it."""
+        placed = request.extensions.get(_PLACED)
+        if placed is None:
+            try:
+                placed = self._route(request, body)
+            except ScriptError as exc:
+                placed = exc
+            request.extensions[_PLACED] = placed
+        if isinstance(placed, ScriptError):
+            raise placed
+        return str(placed)
+
+    def _route(self, request: httpx.Request, body: Any) -> str:
+        agent = request.headers.get(AGENT_HEADER)
+        if agent is not None:
+            return str(agent)
+        messages = body.get("messages") if isinstance(body, dict) else None
+        if not isinstance(messages, list):
+            raise MalformedRequest(
+                "body is not a chat completion request with 'messages', so no agent can be "
+                "told from it"
+            )
+        return self.routes.agent_for(self.routes.key_of(request.headers), messages)
+
     # -- the endpoint -----------------------------------------------------------------
     def respond(self, request: httpx.Request) -> httpx.Response:
         agent = request.headers.get(AGENT_HEADER)
         step: int | None = None
-        try:
-            body = json.loads(request.content)
-        except ValueError:
-            body = None
+        body = _body(request)
         try:
             messages = body.get("messages") if isinstance(body, dict) else None
-            if agent is None:
-                if not isinstance(messages, list):
-                    raise MalformedRequest(
-                        "body is not a chat completion request with 'messages', so no agent "
-                        "can be told from it"
-                    )
-                agent = self.routes.agent_for(self.routes.key_of(request.headers), messages)
+            agent = self._agent_of(request, body)
             state = self._state.get(agent)
             if state is None:
                 known = ", ".join(sorted(self.scripts)) or "none"
@@ -252,99 +278,17 @@ class ScriptedLLM:
         return _completion.reply(head, message, body, self.chunk)
 
     def _render(
-        self, agent: str, step: int, state: _AgentState, turn: Turn, messages: list[Any]
+        self, agent: str, step: int, state: AgentState, turn: Turn, messages: list[Any]
     ) -> dict[str, Any]:
-        results = {
-            m.get("tool_call_id"): _result_text(m.get("content"))
-            for m in messages
-            if isinstance(m, dict) and m.get("role") == "tool"
-        }
-
-        def resolve(ref: _template.Ref) -> Any:
-            where = f"agent {agent}, step {step}: {ref}"
-            if ref.label not in state.calls:
-                raise UnresolvedTemplate(
-                    f"{where} names no earlier labelled call", agent=agent, step=step
-                )
-            call_id = state.issued[ref.label]
-            if ref.field == "id":
-                return call_id
-            if ref.field == "args":
-                try:
-                    return _template.lookup(dict(state.calls[ref.label].args), ref.path)
-                except LookupError as exc:
-                    raise UnresolvedTemplate(f"{where}: {exc}", agent=agent, step=step) from None
-            if call_id not in results:
-                raise UnresolvedTemplate(
-                    f"{where}: the request carries no tool result for {call_id}; the runtime "
-                    "must send every tool result back to the model",
-                    agent=agent,
-                    step=step,
-                )
-            return results[call_id]
-
-        try:
-            content = _template.render(turn.say, resolve) if turn.say is not None else None
-            # Non-mapping arguments pass through unrendered, for _arguments to refuse by name.
-            rendered = [
-                _template.render(dict(c.args) if isinstance(c.args, Mapping) else c.args, resolve)
-                for c in turn.calls
-            ]
-        except _template.TemplateSyntaxError as exc:
-            raise UnresolvedTemplate(
-                f"agent {agent}, step {step}: {exc}", agent=agent, step=step
-            ) from None
-        message: dict[str, Any] = {"role": "assistant", "content": content}
-        delegations: list[tuple[str, str]] = []
-        if turn.calls:
-            # Checked before any call id is issued, so a refused turn leaves no trace.
-            spelled = [
-                self._spell(agent, step, i, call.tool, args, delegations)
-                for i, (call, args) in enumerate(zip(turn.calls, rendered, strict=True), 1)
-            ]
-            tool_calls = []
-            for call, (tool, text) in zip(turn.calls, spelled, strict=True):
-                self._call_ids += 1
-                call_id = f"call_{self._call_ids}"
-                if call.label is not None:
-                    state.issued[call.label] = call_id
-                    state.calls[call.label] = call
-                tool_calls.append(
-                    {
-                        "id": call_id,
-                        "type": "function",
-                        "function": {"name": tool, "arguments": text},
-                    }
-                )
-            message["tool_calls"] = tool_calls
+        message, delegations = render(
+            agent, step, state, turn, messages, self.delegation, self._next_call_id
+        )
         self.routes.issued(agent, message, delegations)
         return message
 
-    def _spell(
-        self,
-        agent: str,
-        step: int,
-        index: int,
-        tool: str,
-        args: Any,
-        delegations: list[tuple[str, str]],
-    ) -> tuple[str, str]:
-        """A scripted call as the runtime's model would send it: (tool name, argument
-        text). A delegation is rewritten into the runtime's dialect and remembered, so its
-        child's first request can be recognised by the prompt."""
-        if tool != DELEGATION_TOOL or not isinstance(args, Mapping):
-            return tool, _arguments(agent, step, index, tool, args)
-        spelled = self.delegation.spell(args)
-        if spelled is None:
-            raise MalformedArguments(
-                f"agent {agent}, step {step}, call {index} ({tool}): a delegation needs a "
-                f"string name and prompt to be spelled as this runtime's {self.delegation.tool}",
-                agent=agent,
-                step=step,
-            )
-        if isinstance(args.get("name"), str) and isinstance(args.get("prompt"), str):
-            delegations.append((args["name"], args["prompt"]))
-        return self.delegation.tool, _arguments(agent, step, index, tool, spelled)
+    def _next_call_id(self) -> str:
+        self._call_ids += 1
+        return f"call_{self._call_ids}"
 
     # -- after the run ----------------------------------------------------------------
     def unconsumed(self) -> list[UnconsumedSteps]:
@@ -366,30 +310,11 @@ class ScriptedLLM:
         return out
 
 
-def _arguments(agent: str, step: int, index: int, tool: str, args: Any) -> str:
-    """A call's arguments as the JSON object text a model sends, or MalformedArguments."""
-    where = f"agent {agent}, step {step}, call {index} ({tool})"
-    if not isinstance(args, Mapping):
-        raise MalformedArguments(
-            f"{where}: arguments must be a mapping (a JSON object), got {type(args).__name__}",
-            agent=agent,
-            step=step,
-        )
+def _body(request: httpx.Request) -> Any:
     try:
-        # allow_nan=False: NaN and Infinity are not JSON, and a runtime's parser may refuse them.
-        return json.dumps(dict(args), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise MalformedArguments(
-            f"{where}: arguments are not JSON ({exc}); script strings, numbers, booleans, "
-            "null, lists and mappings only",
-            agent=agent,
-            step=step,
-        ) from None
-
-
-def _result_text(content: Any) -> Any:
-    # A runtime may send a tool result as content parts; a template wants its text.
-    return message_text(content) if isinstance(content, list) else content
+        return json.loads(request.content)
+    except ValueError:
+        return None
 
 
 def _describe(body: Any) -> str:
