@@ -289,6 +289,12 @@ TAG_CASES = [
         SERVICE, "no-answerer", "title: t", "title: t\nworld: {answerer: none}",
         "/world/answerer is none", id="no-answerer",
     ),
+    pytest.param(
+        GOOD, "ask-during-run", "[{start: parent, prompt: go}]",
+        "[{start: parent, prompt: go},"
+        " {ask: {while: {agent: child, before_step: 1}, questions: [{id: q, question: a}]}}]",
+        "/phases/1/ask asks while a model phase runs", id="ask-during-run",
+    ),
 ]  # fmt: skip
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from harness.runtime.core import Runtime
 from harness.runtime.guards import Guard
 from harness.runtime.questions import (
     AbortSignal,
@@ -82,17 +83,49 @@ async def run_direct(
         caller = previous.get(ask.caller) or agent(ask.caller)
     elif ask.caller is not None:
         caller = objects[ask.caller]
+    service = UserQuestionService(agents, answerer, guard=guard)
+    owner = dict(ask.live).get(ask.caller) if ask.caller else None
+    return await _ask(service, ask, caller, owner, seq, waits, "direct ask phase")
+
+
+async def ask_live(
+    ask: DirectAsk, *, runtime: Runtime, seq: int, waits: WaitGraph | None = None
+) -> DirectResult:
+    """A direct ask made while a model phase runs (`while:`): the caller is the running
+    runtime's live agent of that name, and the service is that runtime's own."""
+    registry = runtime.agents
+    live = registry.get(ask.caller) if registry is not None and ask.caller else None
+    caller = None
+    if ask.caller is not None:
+        # Not live (yet, or any more), or a stale object asked for: a new object with the id.
+        fresh = live is None or ask.stale
+        caller = Agent(ask.caller, live.session if live else None) if fresh else live
+    owner = registry.owner_of(live) if registry is not None and live is not None else None
+    where = "direct ask while a model phase runs"
+    return await _ask(
+        runtime.questions, ask, caller, owner.id if owner else None, seq, waits, where
+    )
+
+
+async def _ask(
+    service: UserQuestionService,
+    ask: DirectAsk,
+    caller: Agent | None,
+    owner: str | None,
+    seq: int,
+    waits: WaitGraph | None,
+    where: str,
+) -> DirectResult:
     request = AskUserQuestionRequest(
         questions=ask.questions, agent=caller, signal=AbortSignal(aborted=ask.aborted)
     )
-    service = UserQuestionService(agents, answerer, guard=guard)
-    target = f"{getattr(answerer, 'kind', 'no')} answerer"
+    provider = service.provider
+    target = f"{getattr(provider, 'kind', 'no')} answerer" if provider else "no answerer"
     who = ask.caller or "agentless call"
     if waits is not None:  # so a hung direct ask has a wait-for graph like a tool's
-        owner = dict(ask.live).get(ask.caller) if ask.caller else None
         role = "agentless" if not ask.caller else f"owned by {owner}" if owner else "root"
         waits.labels[who] = f"{who} ({role}{', stale object' if ask.stale else ''})"
-        waits.positions[who] = f"direct ask phase (seq {seq})"
+        waits.positions[who] = f"{where} (seq {seq})"
     ids = ", ".join(f'"{q.id}"' for q in ask.questions)
     try:
         if waits is None:

@@ -191,6 +191,7 @@ def observe(world: World, outcome: str, error: str | None) -> Observation:
         script_errors += [
             script_error_text(e, scenario) for e in world.llm.unconsumed() if e.agent not in failed
         ]
+        script_errors += [f"{what} ({scenario.path})" for what in world.never_asked()]
     return Observation(
         scenario_id=world.scenario.id,
         outcome=outcome,

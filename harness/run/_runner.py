@@ -14,7 +14,7 @@ import httpx
 
 from harness.adapters._base import DEFAULT_BACKSTOP
 from harness.run._detect import DeadlockDetectingLoop, hang_report
-from harness.run._direct import run_direct
+from harness.run._direct import ask_live, run_direct
 from harness.run._judge import Result, judge
 from harness.run._observe import Observation, differences, observe, portable
 from harness.run._world import Wire, World
@@ -156,10 +156,12 @@ async def _run_phases(world: World, backstop: float) -> tuple[str, str | None]:
     if isinstance(loop, DeadlockDetectingLoop):
         loop.ignored.add(backstop_handle)
         loop.on_deadlock = on_deadlock
+    _ask_during_run(world)
     try:
         async with world.http() as http:
             for phase in world.scenario.phases:
-                await _run_phase(world, phase, http)
+                if phase.ask is None or phase.ask.during is None:
+                    await _run_phase(world, phase, http)
     except asyncio.CancelledError:
         if not stopped_by:
             raise
@@ -179,6 +181,35 @@ async def _run_phases(world: World, backstop: float) -> tuple[str, str | None]:
     return "completed", None
 
 
+def _ask_during_run(world: World) -> None:
+    """Ask phases with `while:` run inside a model phase, right before the fake serves the
+    named agent that step, against the runtime running then."""
+    pending = [(i, p.ask) for i, p in enumerate(world.scenario.phases) if p.ask and p.ask.during]
+    if not pending:
+        return
+
+    async def before_turn(agent: str, step: int) -> None:
+        for entry in [e for e in pending if e[1].during == (agent, step)]:
+            pending.remove(entry)
+            assert world.live is not None, "a model phase is running"
+            seq = world.store.next_seq()
+            world.direct.append(
+                await ask_live(entry[1], runtime=world.live, seq=seq, waits=world.waits)
+            )
+
+    world.llm.before_turn = before_turn
+
+    def never_asked() -> list[str]:
+        return [
+            f"ask phase {i + 1} (while {a.during[0]} before step {a.during[1]}) never ran: "
+            f"{a.during[0]} never asked for step {a.during[1]}"
+            for i, a in pending
+            if a.during is not None
+        ]
+
+    world.never_asked = never_asked
+
+
 async def _run_phase(world: World, phase: Phase, http: httpx.AsyncClient) -> None:
     if phase.ask is not None:
         world.direct.append(
@@ -193,7 +224,7 @@ async def _run_phase(world: World, phase: Phase, http: httpx.AsyncClient) -> Non
             )
         )
         return
-    runtime = world.runtime(http)
+    runtime = world.live = world.runtime(http)
     if phase.kind == "start":
         await runtime.start(str(phase.agent), phase.prompt)
     else:

@@ -7,6 +7,7 @@ durable.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -101,6 +102,9 @@ class World:
     direct: list[DirectResult] = field(default_factory=list)
     waits: WaitGraph = field(default_factory=WaitGraph)
     hang: dict[str, Any] | None = None
+    live: Runtime | None = None  # the runtime of the model phase running now, if any
+    # The `while:` ask phases the run never reached, as script errors (see _runner).
+    never_asked: Callable[[], list[str]] = list
 
     @classmethod
     def build(

@@ -230,7 +230,7 @@ def _phases(phases: list[dict[str, Any]], agents: dict[str, Any]) -> Iterator[Pr
                 )
             stored |= _descendants(agent, agents)
         else:
-            yield from _direct(phase["ask"], f"/phases/{i}/ask")
+            yield from _direct(phase["ask"], f"/phases/{i}/ask", agents)
     run = {p.get("start") for p in phases} | {p.get("resume") for p in phases}
     for name in names:
         if agents[name].get("spawned_by") is None and name not in run:
@@ -276,7 +276,9 @@ def _delegations(agents: dict[str, Any]) -> Iterator[Problem]:
             )
 
 
-def _direct(ask: dict[str, Any], where: str) -> Iterator[Problem]:
+def _direct(ask: dict[str, Any], where: str, agents: dict[str, Any]) -> Iterator[Problem]:
+    if "while" in ask:
+        yield from _during(ask, where, agents)
     seen: set[str] = set()
     for j, question in enumerate(ask["questions"]):
         if question["id"] in seen:
@@ -303,11 +305,34 @@ def _direct(ask: dict[str, Any], where: str) -> Iterator[Problem]:
                 yield f"{where}/{key}/{j}", f"{name!r} is not entered in live; add it there first"
     caller = ask.get("caller")
     stale = ask.get("caller_object", "live") == "stale"
-    if caller is not None and not stale and caller not in live:
+    if caller is not None and not stale and caller not in live and "while" not in ask:
         yield (
             f"{where}/caller",
             (f"caller {caller!r} is not entered in live; enter it, or set caller_object: stale"),
         )
+
+
+def _during(ask: dict[str, Any], where: str, agents: dict[str, Any]) -> Iterator[Problem]:
+    """An ask made while a model phase runs uses that runtime's registry, as it is then."""
+    for key in ("live", "reenter", "detach"):
+        if key in ask:
+            yield (
+                f"{where}/{key}",
+                f"a while ask uses the running runtime's registry as it is; remove {key}",
+            )
+    agent, step = ask["while"]["agent"], ask["while"]["before_step"]
+    names = sorted(agents)
+    if agent not in agents:
+        yield f"{where}/while/agent", _unknown("agent", agent, names)
+    elif step > len(agents[agent]["script"]):
+        yield (
+            f"{where}/while/before_step",
+            f"{agent}'s script has {len(agents[agent]['script'])} step(s), so it never asks "
+            f"for step {step}",
+        )
+    caller = ask.get("caller")
+    if caller is not None and caller not in agents:
+        yield f"{where}/caller", _unknown("agent", caller, names)
 
 
 def warnings(doc: dict[str, Any]) -> list[Problem]:

@@ -141,6 +141,13 @@ def _no_answerer(doc: dict[str, Any]) -> Evidence:
     return answerer == "none", said
 
 
+def _ask_during_run(doc: dict[str, Any]) -> Evidence:
+    for i, phase in enumerate(doc["phases"]):
+        if "while" in phase.get("ask", {}):
+            return True, f"/phases/{i}/ask asks while a model phase runs"
+    return False, "no ask phase has while"
+
+
 # tag -> (the top-level sections its rule reads, the rule). Keys in FEATURES order; a test
 # checks that every known tag has exactly one rule.
 FEATURE_RULES: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any]], Evidence]]] = {
@@ -157,6 +164,7 @@ FEATURE_RULES: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any]], Evide
     "guard-variant": (("guard",), _guard_variant),
     "no-registry": (("world",), _no_registry),
     "no-answerer": (("world",), _no_answerer),
+    "ask-during-run": (("phases",), _ask_during_run),
 }
 # Exactly one of these applies to every scenario: naming the wrong one is one mistake,
 # reported once, as a swap.

@@ -318,6 +318,7 @@ def _phase(doc: dict[str, Any]) -> Phase:
             sessions={
                 e["agent"]: dict(e["session"]) for e in ask.get("live", []) if "session" in e
             },
+            during=(ask["while"]["agent"], ask["while"]["before_step"]) if "while" in ask else None,
         ),
     )
 

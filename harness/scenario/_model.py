@@ -27,6 +27,7 @@ FEATURES: tuple[str, ...] = (
     "guard-variant",
     "no-registry",
     "no-answerer",
+    "ask-during-run",
 )
 
 
@@ -61,6 +62,9 @@ class DirectAsk:
     # Agent -> the durable header fields its session carries (delegation_depth,
     # parent_session), for the live entries that declare one.
     sessions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # (agent, step): ask while a model phase runs, right before that agent's step is served,
+    # against the running runtime's registry and service; None: after the previous phase.
+    during: tuple[str, int] | None = None
 
 
 @dataclass(frozen=True)
