@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import time
 from typing import Any
@@ -187,7 +188,9 @@ def main() -> int:
                 time.sleep(60)
             protocol = 2 if misbehave == "protocol-2" else 1
             features = [f for f in args.features.split(",") if f]
-            hello = {"type": "hello", "protocol": protocol, "adapter": "py", "features": features}
+            runtime = os.environ.get("ADAPTER_RUNTIME_NOTE", "the reference service")
+            hello = {"type": "hello", "protocol": protocol, "adapter": "py", "features": features,
+                     "runtime": runtime}  # fmt: skip
             if args.session_header is not None:
                 hello["session_header"] = args.session_header
             if args.delegation is not None:

@@ -204,6 +204,8 @@ def test_a_missing_command_is_named() -> None:
         ("harness.nowhere:make", "cannot load it"),
         ("json:dumps", "json:dumps: cannot load it: TypeError"),
         ("json:JSONDecoder", "JSONDecoder\\(\\) returned JSONDecoder, which lacks"),
+        ("jsonl:node 'unclosed", "No closing quotation; quote it as a shell would"),
+        ("jsonl:FLAG=1", "needs a command after 'jsonl:'"),
     ],
 )
 def test_a_bad_spec_is_one_line(spec: str, message: str) -> None:
@@ -262,7 +264,7 @@ def test_the_cli_prints_new_fail_and_new_pass(
     ids = ["owner-detached-child", "reregistered-id"]
     assert main(["run", "--adapter", spec, "--expectations", str(path), *ids]) == 1
     runtime, *out = capsys.readouterr().out.splitlines()
-    assert runtime == "runtime: py: (the adapter does not say)"
+    assert runtime == "runtime: py: the reference service"
     assert out[0].startswith("KNOWN FAIL owner-detached-child")
     assert "      known: known" in out
     assert next(line for line in out if line.startswith("NEW FAIL")).startswith(
@@ -339,3 +341,14 @@ def test_node_dsh_is_found_beside_the_scenarios_a_checkout_vendors(tmp_path: Pat
     vendored.mkdir(parents=True)
     (vendored / "adapter.mjs").write_text("", "utf-8")
     assert adapter_dir(tmp_path / "scenarios") == vendored
+
+
+def test_a_jsonl_command_may_set_its_environment_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    adapter = open_adapter(
+        f"jsonl:ADAPTER_RUNTIME_NOTE='set, as env would' {sys.executable} -m tests.jsonl_adapter"
+    )
+    try:
+        assert adapter.name == "py" and getattr(adapter, "runtime", "") == "set, as env would"
+    finally:
+        adapter.close()

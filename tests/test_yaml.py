@@ -28,6 +28,8 @@ def test_yaml_syntax_error_has_line_and_column(tmp_path: Path) -> None:
         ("id: a\nx: !!python/object:os.system y\n", "2:4", "is not JSON"),
         ("id: a\nx: !!float .nan\n", "2:4", "'.nan' is not a JSON float"),
         ("id: a\nx: &r [*r]\n", "2:4", "an alias refers to its own anchor"),
+        ("id: a\nx: [{q: Why?}]\n", "2:9", "'Why?' has a '?', which ends a plain scalar"),
+        ('id: a\nx: {q: "Why?", r: [a?]}\n', "2:20", "'a?' has a '?'"),
         ("id: a\nx: 'b\x00'\n", "2:6", "unacceptable character '\\x00'"),
         ("a: 1\n---\nb: 2\n", "2:1", "expected a single document"),
         ("x: " + "[" * 70 + "]" * 70 + "\n", "1:1", "nests deeper than 64 levels"),
@@ -40,6 +42,8 @@ def test_yaml_syntax_error_has_line_and_column(tmp_path: Path) -> None:
         "python-tag",
         "nan",
         "recursive-alias",
+        "question-mark-in-flow",
+        "question-mark-in-nested-flow",
         "nul",
         "two-documents",
         "too-deep",
@@ -133,3 +137,20 @@ def test_empty_or_not_a_mapping(tmp_path: Path, text: str, message: str) -> None
     path = write(tmp_path, text)
     (line,) = problems(path)
     assert line.startswith(f"{path}: /: ") and message in line
+
+
+def test_every_shipped_file_reads_the_same_under_a_strict_yaml_11_parser() -> None:
+    # PyYAML's pure-Python loader (YAML 1.1, stricter about plain scalars in flow
+    # collections) stands in for the parsers downstream runtimes use: each shipped file must
+    # give it the very value the harness's loader gives, and a clock-like or boolean-like
+    # value would differ between 1.1 and 1.2, so equal values also mean nothing was ambiguous.
+    import yaml
+
+    from harness._paths import scenarios_dir
+    from harness.scenario._yaml import parse
+
+    files = sorted(scenarios_dir().glob("*.yaml"))
+    assert len(files) > 30
+    for path in files:
+        text = path.read_text("utf-8")
+        assert yaml.load(text, Loader=yaml.SafeLoader) == parse(text).value, path.name

@@ -4,6 +4,8 @@ process that speaks the JSON-lines protocol, or `module:factory` for a Python ad
 from __future__ import annotations
 
 import importlib
+import os
+import re
 import shlex
 from pathlib import Path
 
@@ -13,6 +15,7 @@ from harness.adapters._node_dsh import node_dsh
 from harness.adapters._reference import ReferenceAdapter
 
 NAMED = ("reference", "node-dsh")
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
 FORMS = "reference, node-dsh, jsonl:COMMAND or module:factory"
 
 
@@ -37,10 +40,21 @@ def _make(spec: str, scenarios: Path | None) -> Adapter:
     if spec == "node-dsh":
         return node_dsh(scenarios)
     if spec.startswith("jsonl:"):
-        command = shlex.split(spec.removeprefix("jsonl:"))
+        # Split as a POSIX shell would (quotes, backslashes) but run without one: no pipes,
+        # globs or $VARS. Leading NAME=value words set the process's environment, as `env`
+        # would, so `jsonl:RUNTIME_FLAG=1 node adapter.mjs` works.
+        try:
+            command = shlex.split(spec.removeprefix("jsonl:"))
+        except ValueError as exc:
+            raise AdapterError(f"--adapter {spec}: {exc}; quote it as a shell would") from None
+        settings = {}
+        while command and _ASSIGNMENT.fullmatch(command[0]):
+            name, _, value = command.pop(0).partition("=")
+            settings[name] = value
         if not command:
             raise AdapterError("--adapter jsonl:COMMAND needs a command after 'jsonl:'")
-        return JsonLinesAdapter(Path(command[0]).name, command)
+        env = {**os.environ, **settings} if settings else None
+        return JsonLinesAdapter(Path(command[0]).name, command, env=env)
     module, sep, factory = spec.partition(":")
     if not sep or not module or not factory:
         raise AdapterError(f"unknown adapter {spec!r}; use {FORMS}")

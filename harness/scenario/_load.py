@@ -204,7 +204,9 @@ def _unknown_field(key: str, allowed: list[str]) -> str:
 
 def scenario_paths(directory: Path | None = None) -> list[Path]:
     found = (directory or scenarios_dir()).glob("*.yaml")
-    return sorted(p for p in found if p.name != CLAUSES_FILE)
+    # By id (the file's stem), as lists and reports show them: a path's ".yaml" would sort
+    # service-bad-intent after service-bad-intent-named-question.
+    return sorted((p for p in found if p.name != CLAUSES_FILE), key=lambda p: (p.stem, p))
 
 
 def load_paths(paths: Iterable[Path]) -> list[Scenario]:

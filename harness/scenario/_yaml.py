@@ -176,8 +176,8 @@ def parse(text: str) -> Document:
         if root is None:
             return Document(None, None)
         problems = _node_problems(root)
-        if problems:
-            raise YamlError(problems)
+        if problems:  # the walk is depth-first from the end; a reader wants them in order
+            raise YamlError(sorted(problems, key=lambda p: (p.line, p.column)))
         try:
             return Document(loader.construct_document(root), root)
         except yaml.MarkedYAMLError as exc:
@@ -263,6 +263,19 @@ def _ambiguous(node: ScalarNode) -> list[YamlProblem]:
     return []
 
 
+def _flow_plain(node: MappingNode | SequenceNode) -> list[YamlProblem]:
+    """Inside a flow collection, YAML 1.1 scanners (PyYAML's pure-Python one among them) end
+    a plain scalar at '?', where 1.2 parsers read on: quoted, every parser agrees."""
+    if not node.flow_style:
+        return []
+    return [
+        _at(kid, f"{kid.value!r} has a '?', which ends a plain scalar inside [...] or {{...}} "
+            "for some YAML parsers; quote it")
+        for kid in _children(node)
+        if isinstance(kid, ScalarNode) and not kid.style and "?" in kid.value
+    ]  # fmt: skip
+
+
 def _float(loader: Any, node: ScalarNode) -> float | int:
     value = float(node.value)  # _check made sure it is a finite JSON number
     return int(value) if value.is_integer() and abs(value) < _EXACT else value
@@ -293,10 +306,12 @@ def _check(node: Node) -> list[YamlProblem]:
             return [_at(node, f"{node.value} is too large for a JSON number")]
         return []
     if isinstance(node, SequenceNode):
-        return [] if node.tag == SEQ else [_at(node, f"tag {node.tag} is not a JSON array")]
+        if node.tag != SEQ:
+            return [_at(node, f"tag {node.tag} is not a JSON array")]
+        return _flow_plain(node)
     if not isinstance(node, MappingNode) or node.tag != MAP:
         return [_at(node, f"tag {node.tag} is not a JSON object")]
-    problems = []
+    problems = _flow_plain(node)
     seen: dict[str, int] = {}
     for key, _ in node.value:
         if not isinstance(key, ScalarNode) or key.tag != STR:
