@@ -18,11 +18,11 @@ from benchmarks._report import Check, Section, num
 from benchmarks.figures_delegation import scenario
 from harness.answerers import Tripwire, Unreachable
 from harness.fake import BASE_URL, ScriptedLLM
+from harness.guards import guard_named
 from harness.run import frozen_time, run_scenario
 from harness.runtime.core import Runtime
-from harness.runtime.guards import guard_named
 from harness.runtime.llm import ChatClient
-from harness.runtime.questions import Answer, AskUserQuestionRequest, UserQuestionService
+from harness.runtime.questions import Answer, AskUserQuestionRequest
 from harness.runtime.registry import AgentRegistry
 from harness.runtime.sessions import SessionStore
 from harness.scenario import Scenario
@@ -81,7 +81,7 @@ async def _hang_with_timeout(sc: Scenario, timeout: float) -> None:
                 chat=ChatClient(http, base_url=BASE_URL),
                 store=SessionStore(Path(tmp)),
                 agents=agents,
-                questions=UserQuestionService(agents, Tripwire(), guard=guard_named("none")),
+                questions=guard_named("none").service(agents, Tripwire()),
             )
             phase = sc.phases[0]
             try:

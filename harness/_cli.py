@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from harness.scenario import Scenario
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_HANG, EXIT_INTERNAL = 0, 1, 2, 3, 4
-# Kept in step with harness.runtime.guards.GUARDS by a test; listed here so the parser
+# Kept in step with harness.guards.GUARDS by a test; listed here so the parser
 # does not import the runtime.
 GUARD_NAMES = (
     "runtime-ownership",

@@ -201,7 +201,7 @@ def harness_guard(request: pytest.FixtureRequest) -> str | None:
     """The `--guard` variant, or None for each scenario's own (normally the decision)."""
     name: str | None = request.config.getoption("--guard")
     if name is not None:
-        from harness.runtime.guards import guard_named
+        from harness.guards import guard_named
 
         try:
             guard_named(name)

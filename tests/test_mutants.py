@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from harness._cli import GUARD_NAMES, main
+from harness.guards import GUARDS
 from harness.run._mutants import SURVIVED, mutant_matrix
-from harness.runtime.guards import GUARDS
 from harness.scenario import Scenario
 from tests.conftest import SCENARIOS
 

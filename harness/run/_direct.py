@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from harness.guards import Guard
 from harness.runtime.core import Runtime
-from harness.runtime.guards import Guard
 from harness.runtime.questions import (
     AbortSignal,
     AskUserQuestionRequest,
@@ -83,7 +83,7 @@ async def run_direct(
         caller = previous.get(ask.caller) or agent(ask.caller)
     elif ask.caller is not None:
         caller = objects[ask.caller]
-    service = UserQuestionService(agents, answerer, guard=guard)
+    service = guard.service(agents, answerer)
     owner = dict(ask.live).get(ask.caller) if ask.caller else None
     return await _ask(service, ask, caller, owner, seq, waits, "direct ask phase")
 

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.adapters._base import DEFAULT_BACKSTOP
+from harness.guards import GUARDS, RUNTIME_OWNERSHIP
 from harness.run._judge import Result
 from harness.run._runner import frozen_time, run_scenario
-from harness.runtime.guards import GUARDS, RUNTIME_OWNERSHIP
 from harness.scenario import Scenario
 
 KILLED, SURVIVED, HANG = "killed", "survived", "hang"

@@ -16,12 +16,11 @@ import httpx
 
 from harness.answerers import ScriptedHuman, Tripwire, Unreachable
 from harness.fake import BASE_URL, ScriptedLLM
+from harness.guards import RUNTIME_OWNERSHIP, Guard, guard_named
 from harness.run._direct import DirectResult
 from harness.runtime.core import Runtime
 from harness.runtime.faults import Faults
-from harness.runtime.guards import RUNTIME_OWNERSHIP, Guard, guard_named
 from harness.runtime.llm import AGENT_HEADER, ChatClient
-from harness.runtime.questions import UserQuestionService
 from harness.runtime.registry import Agent, AgentRegistry
 from harness.runtime.sessions import SessionHeader, SessionStore
 from harness.runtime.waits import WaitGraph
@@ -142,7 +141,8 @@ class World:
             ),
             store=self.store,
             agents=agents,
-            questions=UserQuestionService(agents, self.answerer, guard=self.guard),
+            questions=self.guard.service(agents, self.answerer),
+            tools=self.guard.tools() if self.guard.tools is not None else None,
             faults=self.faults,
             waits=self.waits,
             plan_mode=[name for name, a in self.scenario.agents.items() if a.plan_mode],

@@ -9,12 +9,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from harness.runtime.registry import Agent, AgentRegistry
-
-if TYPE_CHECKING:
-    from harness.runtime.guards import Guard
 
 ASK_ABORTED = "ASK_ABORTED"
 EMPTY_QUESTIONS = "EMPTY_QUESTIONS"
@@ -153,9 +150,6 @@ class Answerer(Protocol):
 class UserQuestionService:
     agents: AgentRegistry | None
     provider: Answerer | None = None
-    # Test-only seam: which caller check runs, and where (see guards.py). None means the
-    # decision, runtime-ownership.
-    guard: Guard | None = None
 
     def register(self, provider: Answerer) -> Callable[[], None]:
         if self.provider is not None:
@@ -169,26 +163,38 @@ class UserQuestionService:
         return unregister
 
     async def ask(self, request: AskUserQuestionRequest) -> Sequence[Answer]:
-        if request.signal is not None and request.signal.aborted:
-            raise UserQuestionError(ASK_ABORTED)
-        if not request.questions:
-            raise UserQuestionError(EMPTY_QUESTIONS)
-        guard = self.guard
-        agent = request.agent
-        # Before intent validation and dispatch, so an owned child never creates a UI wait.
-        if agent is not None:
-            if guard is None:
-                check_caller(self.agents, agent)
-            elif guard.check is not None and guard.position == "before-intent":
-                guard.check(self.agents, agent)
-        for question in request.questions:
-            check_intent(question)
-        if agent is not None and guard is not None and guard.position == "after-intent":
-            assert guard.check is not None
-            guard.check(self.agents, agent)
+        """The document's rule, in its order: aborted, empty, the caller (only when one is
+        supplied), intents, then the provider. The caller comes before intent validation
+        and dispatch, so an owned child never creates a UI wait."""
+        check_not_aborted(request)
+        check_not_empty(request)
+        if request.agent is not None:
+            self.check_caller(request.agent)
+        check_intents(request)
+        return await self.dispatch(request)
+
+    def check_caller(self, agent: Agent) -> None:
+        check_caller(self.agents, agent)
+
+    async def dispatch(self, request: AskUserQuestionRequest) -> Sequence[Answer]:
         if self.provider is None:
             raise UserQuestionError(NO_PROVIDER)
         return await self.provider.answer(request)
+
+
+def check_not_aborted(request: AskUserQuestionRequest) -> None:
+    if request.signal is not None and request.signal.aborted:
+        raise UserQuestionError(ASK_ABORTED)
+
+
+def check_not_empty(request: AskUserQuestionRequest) -> None:
+    if not request.questions:
+        raise UserQuestionError(EMPTY_QUESTIONS)
+
+
+def check_intents(request: AskUserQuestionRequest) -> None:
+    for question in request.questions:
+        check_intent(question)
 
 
 def check_caller(agents: AgentRegistry | None, agent: Agent) -> None:

@@ -79,11 +79,6 @@ async def ask_user(
 
 async def _ask(ctx: ToolContext, tool: str, request: AskUserQuestionRequest) -> Sequence[Answer]:
     questions = ctx.runtime.questions
-    guard = questions.guard
-    # Test-only variant: the rejected alternative of refusing inside ask_user_question alone.
-    tool_only = guard is not None and guard.position == "tool" and tool == "ask_user_question"
-    if tool_only and guard is not None and guard.check is not None and request.agent is not None:
-        guard.check(questions.agents, request.agent)
     provider = questions.provider
     target = (
         f"{getattr(provider, 'kind', type(provider).__name__)} answerer"
