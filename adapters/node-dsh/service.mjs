@@ -245,6 +245,7 @@ async function runPhase(lib, ask, registryPresent, answerer) {
   const live = liveEntries(ask);
   const reenter = names(ask, "reenter");
   const detach = names(ask, "detach");
+  const detachReplaced = names(ask, "detach_replaced");
   const caller = ask.caller ?? null;
   if (caller !== null && typeof caller !== "string") throw new ScenarioError("ask.caller must be a name");
   const callerObject = ask.caller_object ?? "live";
@@ -268,6 +269,7 @@ async function runPhase(lib, ask, registryPresent, answerer) {
     const objects = new Map();
     const previous = new Map();
     const detachers = new Map();
+    const replaced = new Map(); // name -> the detach function of the entry reenter replaced
     const owners = new Map();
     const ownerObject = (name, owner) => {
       if (owner === null) return undefined;
@@ -292,6 +294,7 @@ async function runPhase(lib, ask, registryPresent, answerer) {
       objects.set(name, agent);
       if (agents !== undefined) {
         detachers.get(name)();
+        replaced.set(name, detachers.get(name));
         detachers.set(name, agents.enter(agent, ownerObject(name, owners.get(name))));
       }
     }
@@ -299,6 +302,8 @@ async function runPhase(lib, ask, registryPresent, answerer) {
       if (!objects.has(name)) throw new ScenarioError(`detach: ${show(name)} is not entered in live`);
       detachers.get(name)?.();
     }
+    // A replaced entry's detach, called again, must leave the entry that now holds the id.
+    for (const name of detachReplaced) replaced.get(name)?.();
 
     const request = {
       questions: Array.isArray(ask.questions) ? ask.questions.map(toItem) : ask.questions,

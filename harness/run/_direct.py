@@ -67,16 +67,21 @@ async def run_direct(
         if agents is not None:
             detachers[name] = agents.enter(objects[name], objects[owner] if owner else None)
     owners = dict(ask.live)
+    replaced = {}  # name -> the detach function of the entry reenter replaced
     for name in ask.reenter:
         previous[name] = objects[name]
         objects[name] = agent(name)
         if agents is not None:
             detachers[name]()
+            replaced[name] = detachers[name]
             owner = owners[name]
             detachers[name] = agents.enter(objects[name], objects[owner] if owner else None)
     for name in ask.detach:
         if name in detachers:
             detachers[name]()
+    for name in ask.detach_replaced:
+        if name in replaced:
+            replaced[name]()  # must leave the entry that now holds the id alone
     caller = None
     if ask.caller is not None and ask.stale:
         # The object this id had before it was re-entered, or one that was never entered.

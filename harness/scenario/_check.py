@@ -303,6 +303,12 @@ def _direct(ask: dict[str, Any], where: str, agents: dict[str, Any]) -> Iterator
         for j, name in enumerate(ask.get(key, [])):
             if name not in live:
                 yield f"{where}/{key}/{j}", f"{name!r} is not entered in live; add it there first"
+    for j, name in enumerate(ask.get("detach_replaced", [])):
+        if name not in ask.get("reenter", []):
+            yield (
+                f"{where}/detach_replaced/{j}",
+                f"{name!r} was never replaced; list it in reenter first",
+            )
     caller = ask.get("caller")
     stale = ask.get("caller_object", "live") == "stale"
     if caller is not None and not stale and caller not in live and "while" not in ask:
@@ -314,7 +320,7 @@ def _direct(ask: dict[str, Any], where: str, agents: dict[str, Any]) -> Iterator
 
 def _during(ask: dict[str, Any], where: str, agents: dict[str, Any]) -> Iterator[Problem]:
     """An ask made while a model phase runs uses that runtime's registry, as it is then."""
-    for key in ("live", "reenter", "detach"):
+    for key in ("live", "reenter", "detach", "detach_replaced"):
         if key in ask:
             yield (
                 f"{where}/{key}",

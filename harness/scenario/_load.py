@@ -314,6 +314,7 @@ def _phase(doc: dict[str, Any]) -> Phase:
             live=tuple((e["agent"], e.get("owner")) for e in ask.get("live", [])),
             reenter=tuple(ask.get("reenter", ())),
             detach=tuple(ask.get("detach", ())),
+            detach_replaced=tuple(ask.get("detach_replaced", ())),
             caller=ask.get("caller"),
             stale=ask.get("caller_object", "live") == "stale",
             aborted=ask.get("aborted", False),

@@ -56,6 +56,7 @@ class DirectAsk:
     live: tuple[tuple[str, str | None], ...] = ()
     reenter: tuple[str, ...] = ()
     detach: tuple[str, ...] = ()
+    detach_replaced: tuple[str, ...] = ()  # replaced entries whose detach is called again
     caller: str | None = None
     stale: bool = False
     aborted: bool = False
