@@ -17,6 +17,7 @@ class ReferenceAdapter:
     name = "reference"
     features: frozenset[str] | None = None  # it runs every feature
     expectations: Path | None = None  # and is expected to pass them all
+    reference = True  # the golden snapshots are this runtime's own: held to all of each
     runtime = (
         f"keyless-harness reference runtime (harness.runtime) on Python {platform.python_version()}"
     )

@@ -76,6 +76,8 @@ def _named(text: str, names: dict[str, str]) -> str:
 
 
 def _asked(entry: Any, i: int, names: dict[str, str]) -> dict[str, Any]:
+    from harness.runtime.questions import QUESTION_DEFAULTS
+
     where = f"observation.asked[{i}]"
     if not isinstance(entry, dict) or not isinstance(entry.get("questions"), list):
         raise ProtocolError(f"{where} must be {{caller, questions: [...]}}")
@@ -85,10 +87,12 @@ def _asked(entry: Any, i: int, names: dict[str, str]) -> dict[str, Any]:
     for j, question in enumerate(entry["questions"]):
         if not isinstance(question, dict) or not isinstance(question.get("id"), str):
             raise ProtocolError(f"{where}.questions[{j}] must be a question with a string id")
-    return {
-        "caller": names.get(caller, caller) if caller else caller,
-        "questions": entry["questions"],
-    }
+    # Left-out fields and fields at their defaults mean the same: compare them the same.
+    questions = [
+        {k: v for k, v in q.items() if k not in QUESTION_DEFAULTS or v != QUESTION_DEFAULTS[k]}
+        for q in entry["questions"]
+    ]
+    return {"caller": names.get(caller, caller) if caller else caller, "questions": questions}
 
 
 def _renamed(by_agent: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:

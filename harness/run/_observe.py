@@ -76,6 +76,7 @@ class Observation:
             "final": self.final,
             "plan_mode": self.plan_mode,
             "sessions": self.sessions,
+            "asked": self.asked,
         }
         if self.error is not None:
             doc["error"] = self.error
@@ -94,7 +95,16 @@ class Observation:
 # What every runtime can report, whatever its language: no durable logs (their format is
 # the reference's), no hang graph, no error prose, no request bodies. Foreign adapters are
 # held to exactly this part of the golden snapshot.
-PORTABLE = ("outcome", "answerer_calls", "tool_errors", "handoffs", "final", "plan_mode", "direct")
+PORTABLE = (
+    "outcome",
+    "answerer_calls",
+    "asked",
+    "tool_errors",
+    "handoffs",
+    "final",
+    "plan_mode",
+    "direct",
+)
 
 
 def portable(doc: dict[str, Any]) -> dict[str, Any]:
@@ -235,12 +245,13 @@ def script_error_text(error: ScriptError, scenario: Scenario) -> str:
 
 
 def model_prefix(requests: list[CapturedRequest]) -> dict[str, Any]:
-    """What a KV cache keys on: each agent's system prompt, and the tool schemas.
+    """What a KV cache keys on: each agent's system prompt, and the tool schemas, checked on
+    every request, not only each agent's first.
 
     Tools are listed once when every request carried the same list (the runtime's promise),
     and per agent otherwise, so a divergence shows up in the snapshot diff.
     """
-    system: dict[str, Any] = {}
+    prompts: dict[str, list[Any]] = {}
     tools: dict[str, Any] = {}
     distinct: set[str] = set()
     for r in requests:
@@ -248,12 +259,21 @@ def model_prefix(requests: list[CapturedRequest]) -> dict[str, Any]:
         if r.agent is None or not isinstance(body, dict):
             continue
         distinct.add(json.dumps(body.get("tools"), sort_keys=True))
-        if r.agent not in system:
-            first = (body.get("messages") or [{}])[0]
-            system[r.agent] = first.get("content") if first.get("role") == "system" else None
-            tools[r.agent] = body.get("tools")
-    if not system:
+        first = (body.get("messages") or [{}])[0]
+        prompt = (
+            first.get("content")
+            if isinstance(first, dict) and first.get("role") == "system"
+            else None
+        )
+        seen = prompts.setdefault(r.agent, [])
+        if prompt not in seen:  # every request's prompt, each distinct one once, in order
+            seen.append(prompt)
+        tools.setdefault(r.agent, body.get("tools"))
+    if not prompts:
         return {}
+    # One prompt per agent is the runtime's promise, a resumed session included; were it
+    # broken, the agent's entry becomes the list of every prompt it was sent.
+    system = {agent: seen[0] if len(seen) == 1 else seen for agent, seen in prompts.items()}
     return {"system": system, "tools": next(iter(tools.values())) if len(distinct) == 1 else tools}
 
 

@@ -63,8 +63,9 @@ def run_scenario(
     require_golden: bool = False,
 ) -> Result:
     """Run one scenario on `adapter` (default: the reference runtime) and judge it. With
-    `golden` (a snapshots directory), the portable part of its snapshot is compared too;
-    with `require_golden`, a scenario that has no snapshot there fails."""
+    `golden` (a snapshots directory), its snapshot is compared too: all of it for the
+    reference runtime, the portable part for any other; with `require_golden`, a scenario
+    that has no snapshot there fails."""
     if adapter is None:
         observation = observe_scenario(scenario, backstop=backstop, guard=guard, wire=wire)
     else:
@@ -91,8 +92,12 @@ def run_scenario(
             result.status = "fail" if result.status == "pass" else result.status
         return result
     result.golden = "compared"
-    expected = portable(json.loads(snapshot.read_text(encoding="utf-8")))
-    found = differences(expected, portable(observation.snapshot()))
+    expected, observed = json.loads(snapshot.read_text(encoding="utf-8")), observation.snapshot()
+    # The goldens are the reference runtime's own: it is held to all of each, durable logs
+    # and model prefix included. Any other runtime is held to the portable part.
+    if adapter is not None and not getattr(adapter, "reference", False):
+        expected, observed = portable(expected), portable(observed)
+    found = differences(expected, observed)
     if found:
         result.mismatches += found
         result.status = "fail" if result.status == "pass" else result.status

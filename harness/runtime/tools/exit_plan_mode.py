@@ -45,7 +45,11 @@ def plan_review(plan: str) -> Question:
         header="Plan review",
         question="Approve this plan and leave plan mode?",
         detail=plan,
-        options=(Option(APPROVE), Option(KEEP_PLANNING)),
+        # What the human reads under each choice, as upstream words it.
+        options=(
+            Option(APPROVE, "Leave plan mode; the plan is carried out from the next step."),
+            Option(KEEP_PLANNING, "Stay in plan mode; feedback goes back to the model."),
+        ),
         intent=Intent(kind="plan-review", approve=APPROVE),
     )
 
