@@ -72,6 +72,13 @@ class MalformedRequest(ScriptError):
     code = "malformed_request"
 
 
+class InvalidConversation(ScriptError):
+    """A request whose messages a real API would refuse: an unknown role, a tool result
+    with no tool call before it, or a tool call left unanswered."""
+
+    code = "invalid_conversation"
+
+
 class MalformedArguments(ScriptError):
     """A scripted call whose arguments cannot travel as a JSON object."""
 

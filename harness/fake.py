@@ -24,6 +24,7 @@ from typing import Any
 import httpx
 
 from harness import _completion
+from harness._conversation import conversation_problem
 from harness._routing import (
     REFERENCE_DELEGATION,
     Delegation,
@@ -33,6 +34,7 @@ from harness._routing import (
 from harness._script import (
     AmbiguousDelegation,
     Call,
+    InvalidConversation,
     MalformedArguments,
     MalformedRequest,
     ScriptError,
@@ -54,6 +56,7 @@ __all__ = [
     "Call",
     "CapturedRequest",
     "Delegation",
+    "InvalidConversation",
     "MalformedArguments",
     "MalformedRequest",
     "ScriptError",
@@ -239,6 +242,11 @@ class ScriptedLLM:
                     "'messages'",
                     agent=agent,
                     step=step,
+                )
+            problem = conversation_problem(messages)
+            if problem is not None:
+                raise InvalidConversation(
+                    f"agent {agent}, step {step}: {problem}", agent=agent, step=step
                 )
             if state.cursor >= len(script):
                 raise ScriptExhausted(

@@ -92,14 +92,43 @@ def test_openai_sdk_through_the_loopback_server(
     assert ask(sdk(url), stream) == ("ask_user_question", SCRIPTED_ARGS)
 
 
+def answered(result: str) -> Any:
+    """The conversation after the scripted ask: the task, the call, its result."""
+    call = {"id": "call_1", "type": "function",
+            "function": {"name": "ask_user_question", "arguments": "{}"}}  # fmt: skip
+    return [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_1", "content": result},
+    ]
+
+
+def test_a_tool_result_without_its_call_is_refused_as_a_real_api_would() -> None:
+    client, llm = in_process()
+    ask(client, False)
+    import openai
+
+    with pytest.raises(openai.BadRequestError) as info:
+        client.chat.completions.create(
+            model="m", messages=[{"role": "tool", "tool_call_id": "call_1", "content": "x"}]
+        )
+    body = info.value.body
+    assert isinstance(body, dict) and body["code"] == "invalid_conversation"
+    assert body["message"] == (
+        "agent lead, step 2: message 0 (tool) answers tool call 'call_1', which the assistant "
+        "message before it did not make; send the assistant message with its tool_calls, then "
+        "one tool message per call"
+    )
+    assert [type(e).__name__ for e in llm.errors] == ["InvalidConversation"]
+
+
 def test_server_stops_once_the_scripts_are_consumed(
     served: tuple[str, subprocess.Popen[str]],
 ) -> None:
     url, proc = served
     client = sdk(url)
     ask(client, False)
-    tool = {"role": "tool", "tool_call_id": "call_1", "content": "ANSWER"}
-    reply = client.chat.completions.create(model="m", messages=[tool])  # type: ignore[list-item]
+    reply = client.chat.completions.create(model="m", messages=answered("ANSWER"))
     assert reply.choices[0].message.content == "ANSWERED: ANSWER"
     assert proc.wait(10) == 0
     assert "all scripts consumed after 2 request(s)" in (proc.stderr.read() if proc.stderr else "")
@@ -108,9 +137,7 @@ def test_server_stops_once_the_scripts_are_consumed(
 def test_unexpected_request_gets_an_openai_error_naming_agent_and_step() -> None:
     client, llm = in_process()
     ask(client, False)
-    client.chat.completions.create(
-        model="m", messages=[{"role": "tool", "tool_call_id": "call_1", "content": "x"}]
-    )  # type: ignore[list-item]
+    client.chat.completions.create(model="m", messages=answered("x"))
     import openai
 
     with pytest.raises(openai.BadRequestError) as info:

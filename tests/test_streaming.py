@@ -66,7 +66,9 @@ def test_client_reassembles_the_stream_exactly(chunk: int | None) -> None:
     async def go() -> object:
         async with httpx.AsyncClient(transport=llm.transport()) as http:
             client = ChatClient(http, base_url=BASE_URL, stream=True)
-            return await client.complete(agent="a", messages=[], tools=[])
+            return await client.complete(
+                agent="a", messages=[{"role": "user", "content": "go"}], tools=[]
+            )
 
     reply = asyncio.run(go())
     assert reply.content == "x" * 23  # type: ignore[attr-defined]

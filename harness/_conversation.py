@@ -1,0 +1,56 @@
+"""A request's conversation, checked as a real Chat Completions API checks it, so a runtime
+that garbles its own history finds out here and not in production.
+
+Each message has a known role; a tool message answers a tool call of the assistant message
+it follows; and an assistant message's tool calls are all answered before anything else is
+said. The most common way to break this is to send tool results without the assistant
+message that made the calls, which real APIs refuse.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+ROLES = ("system", "developer", "user", "assistant", "tool")
+
+
+def conversation_problem(messages: Sequence[Any]) -> str | None:
+    """What is wrong with `messages` as a conversation, in one sentence; None if nothing."""
+    if not messages:
+        return "the request has no messages; send at least the task as a user message"
+    open_calls: dict[str, int] = {}  # tool call id -> the assistant message that made it
+    for i, message in enumerate(messages):
+        where = f"message {i}"
+        if not isinstance(message, dict):
+            return f"{where} is not an object"
+        role = message.get("role")
+        if role not in ROLES:
+            return f"{where} has role {role!r}; a message's role is one of {', '.join(ROLES)}"
+        if role == "tool":
+            call = message.get("tool_call_id")
+            if call not in open_calls:
+                return (
+                    f"{where} (tool) answers tool call {call!r}, which the assistant message "
+                    "before it did not make; send the assistant message with its tool_calls, "
+                    "then one tool message per call"
+                )
+            del open_calls[call]
+            continue
+        if open_calls:
+            unanswered = ", ".join(sorted(open_calls))
+            return (
+                f"{where} ({role}) comes while tool call(s) {unanswered} of message "
+                f"{min(open_calls.values())} have no tool message; answer every tool call "
+                "right after the assistant message that made it"
+            )
+        if role == "assistant":
+            calls = message.get("tool_calls") or []
+            if not isinstance(calls, list):
+                return f"{where} (assistant) has tool_calls that are not a list"
+            for call in calls:
+                call_id = call.get("id") if isinstance(call, dict) else None
+                if not isinstance(call_id, str):
+                    return f"{where} (assistant) has a tool call without a string id"
+                open_calls[call_id] = i
+    return None
