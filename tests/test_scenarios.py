@@ -9,6 +9,7 @@ known-failures file lists is a strict xfail, so a fix there (a NEW PASS) fails t
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +21,10 @@ from harness.scenario import Scenario
 
 # One run per scenario, guard, wire and adapter, shared by the two tests that judge it: the
 # run is deterministic (tests/test_runner.py pins 50 repeats to the same bytes), so running
-# it twice would only double the suite's time.
-_RUNS: dict[tuple[str, str | None, Wire, int], Result] = {}
+# it twice would only double the suite's time. Keyed by the code under test too: mutmut
+# forks each mutant's test run from a process that has already filled this cache, and names
+# the mutant in MUTANT_UNDER_TEST; a run cached for other code must not judge this one.
+_RUNS: dict[tuple[str, str | None, Wire, int, str], Result] = {}
 
 
 def run(
@@ -32,7 +35,7 @@ def run(
     guard: str | None,
     wire: Wire,
 ) -> Result:
-    key = (scenario.id, guard, wire, id(adapter))
+    key = (scenario.id, guard, wire, id(adapter), os.environ.get("MUTANT_UNDER_TEST", ""))
     if key not in _RUNS:
         _RUNS[key] = run_scenario(scenario, guard=guard, wire=wire, adapter=adapter)
     result = _RUNS[key]
