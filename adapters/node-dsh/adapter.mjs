@@ -15,7 +15,8 @@ import {
 } from "./assembled.mjs";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
-import { FEATURES, describe, isObject, loadLibraries, runScenario, runtimeDescription, show } from "./service.mjs";
+import { describe, isObject, show } from "./common.mjs";
+import { FEATURES, loadLibraries, runScenario, runtimeDescription } from "./service.mjs";
 
 const PROTOCOL = 1;
 const ADAPTER = "node-dsh";

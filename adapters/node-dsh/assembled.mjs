@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { observe } from "./sessions.mjs";
-import { fromItem } from "./service.mjs";
+import { fromItem } from "./common.mjs";
 import { buildEntry, stage } from "./under-test.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));

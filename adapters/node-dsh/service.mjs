@@ -8,6 +8,8 @@
 import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
+import { ScenarioError, describe, isObject, show, toItem } from "./common.mjs";
+import { Answerer } from "./human.mjs";
 import { buildEntry, loadBuild, published } from "./under-test.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -18,39 +20,11 @@ export const FEATURES = ["service", "intent", "hang", "no-registry", "no-answere
 // What reached the human, for the hang report: the point of most scenarios is that it never
 // does, so a regression should say who got through.
 const reachedBy = (who) => `${who} reached the human, and the answerer never answers`;
-const ANSWERERS = ["tripwire", "scripted", "unreachable", "none"];
 const PACKAGES = [
   "@deepseek-ai/dsh-user-questions",
   "@deepseek-ai/dsh-agent",
   "@deepseek-ai/cordis",
 ];
-
-/** The scenario cannot be run as written (the harness validates scenarios, so this is rare). */
-class ScenarioError extends Error {
-  constructor(message) {
-    super(message);
-    this.name = "ScenarioError";
-  }
-}
-
-/** The scripted human was asked something the scenario gives no answer for (as the
- * reference's harness.answerers.UnscriptedQuestion). */
-class UnscriptedQuestion extends Error {
-  constructor(message) {
-    super(message);
-    this.name = "UnscriptedQuestion";
-  }
-}
-
-export const isObject = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
-export const show = (value) => JSON.stringify(value) ?? String(value);
-
-export function describe(error) {
-  if (error instanceof Error || (isObject(error) && typeof error.message === "string")) {
-    return `${error.name ?? "Error"}: ${error.message}`;
-  }
-  return `${typeof error}: ${String(error)}`;
-}
 
 // -- the upstream packages -----------------------------------------------------------------
 
@@ -119,85 +93,7 @@ function skipReason(scenario) {
   return null;
 }
 
-// -- the answerer ---------------------------------------------------------------------------
-
-/** The scenario's human end: one per scenario, shared by every phase, so its call count spans
- * them all. */
-class Answerer {
-  constructor(world) {
-    this.kind = world.answerer ?? "tripwire";
-    if (!ANSWERERS.includes(this.kind)) {
-      throw new ScenarioError(`world.answerer must be one of ${ANSWERERS.join(", ")}, not ${show(this.kind)}`);
-    }
-    const answers = world.answers ?? {};
-    if (!isObject(answers)) throw new ScenarioError("world.answers must map question ids to answers");
-    this.answers = new Map();
-    for (const [id, answer] of Object.entries(answers)) {
-      if (!isObject(answer) || !Array.isArray(answer.selected)) {
-        throw new ScenarioError(`world.answers.${id} must be {selected: [...], custom?}`);
-      }
-      const item = { id, selected: [...answer.selected] };
-      if (answer.custom !== undefined && answer.custom !== null) item.custom = answer.custom;
-      this.answers.set(id, item);
-    }
-    const delay = world.answer_delay_ms ?? 0;
-    this.delayMs = Number.isFinite(delay) && delay > 0 ? delay : 0;
-    this.calls = 0;
-    this.asked = []; // every call: who asked, and the questions as the scenario spells them
-    this.onReached = () => {};
-  }
-
-  /** The UserQuestionProvider registered with the service (none for `none`). */
-  provider() {
-    if (this.kind === "none") return undefined;
-    return { ask: (request) => this.ask(request) };
-  }
-
-  async ask(request) {
-    this.calls += 1;
-    this.asked.push({ caller: request.agent?.id ?? null, questions: request.questions.map(fromItem) });
-    if (this.kind !== "scripted") {
-      // tripwire / unreachable never answer; onReached lets the phase report the hang now
-      // instead of waiting for the harness's backstop.
-      this.onReached();
-      return new Promise(() => {});
-    }
-    if (this.delayMs) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
-    const questions = request.questions;
-    const missing = questions.filter((q) => !this.answers.has(q.id)).map((q) => q.id);
-    if (missing.length > 0) {
-      throw new UnscriptedQuestion(
-        `scripted human has no answer for question(s) ${missing.join(", ")}; add them under world.answers`,
-      );
-    }
-    return {
-      answers: questions.map((q) => {
-        const a = this.answers.get(q.id);
-        return a.custom === undefined
-          ? { id: a.id, selected: [...a.selected] }
-          : { id: a.id, selected: [...a.selected], custom: a.custom };
-      }),
-    };
-  }
-}
-
 // -- one ask phase --------------------------------------------------------------------------
-
-/** A scenario question -> the upstream AskUserQuestionItem (multi_select -> multiSelect). */
-function toItem(question) {
-  if (!isObject(question)) return question; // passed as given: the seam decides
-  return renameKey(question, "multi_select", "multiSelect");
-}
-
-/** What the answerer received -> the scenario's spelling, for the observation's `asked`. */
-export function fromItem(item) {
-  return isObject(item) ? renameKey(item, "multiSelect", "multi_select") : item;
-}
-
-function renameKey(object, from, to) {
-  // fromEntries defines own properties, so a "__proto__" key stays data.
-  return Object.fromEntries(Object.entries(object).map(([key, value]) => [key === from ? to : key, value]));
-}
 
 /** A stand-in Agent: the registry needs `id` equal to `session.id`, and the seam compares
  * objects. Its session has a durable header: the lineage a live entry declares
