@@ -24,6 +24,9 @@ from harness.scenario import Scenario
 # it twice would only double the suite's time. Keyed by the code under test too: mutmut
 # forks each mutant's test run from a process that has already filled this cache, and names
 # the mutant in MUTANT_UNDER_TEST; a run cached for other code must not judge this one.
+# mutmut's first pass ("stats") records which tests execute which runtime functions, and
+# runs only those tests against each mutant; a cached run would credit the code to the
+# first test alone, so that pass never shares a run.
 _RUNS: dict[tuple[str, str | None, Wire, int, str], Result] = {}
 
 
@@ -35,8 +38,9 @@ def run(
     guard: str | None,
     wire: Wire,
 ) -> Result:
-    key = (scenario.id, guard, wire, id(adapter), os.environ.get("MUTANT_UNDER_TEST", ""))
-    if key not in _RUNS:
+    under_test = os.environ.get("MUTANT_UNDER_TEST", "")
+    key = (scenario.id, guard, wire, id(adapter), under_test)
+    if key not in _RUNS or under_test == "stats":
         _RUNS[key] = run_scenario(scenario, guard=guard, wire=wire, adapter=adapter)
     result = _RUNS[key]
     if result.status == "skip":
