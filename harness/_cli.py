@@ -28,6 +28,7 @@ GUARD_NAMES = (
     "tool-only",
     "after-intent",
     "id-equality",
+    "approve-any",
 )
 
 

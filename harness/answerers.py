@@ -14,7 +14,23 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from harness.runtime.questions import Answer, AskUserQuestionRequest, Question
+from harness.runtime.questions import (
+    ASK_CANCELLED,
+    Answer,
+    AskUserQuestionRequest,
+    Question,
+    UserQuestionError,
+)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The scripted human's reply to one question: its answer items (usually one; none or
+    duplicates are what a careless UI might send), or dismissed, closing the question
+    instead of answering it."""
+
+    items: tuple[Answer, ...] = ()
+    dismissed: bool = False
 
 
 @dataclass(frozen=True)
@@ -47,7 +63,7 @@ class _Recording:
 
 @dataclass
 class ScriptedHuman(_Recording):
-    answers: Mapping[str, Answer] = field(default_factory=dict)
+    answers: Mapping[str, Reply] = field(default_factory=dict)
     delay: float = 0.0  # seconds before the human answers; a late answer is not a hang
     kind = "scripted"
 
@@ -61,7 +77,11 @@ class ScriptedHuman(_Recording):
                 f"scripted human has no answer for question(s) {', '.join(missing)}; add them "
                 "under world.answers"
             )
-        return [self.answers[q.id] for q in request.questions]
+        replies = [self.answers[q.id] for q in request.questions]
+        if any(r.dismissed for r in replies):
+            # Closing the question rejects the whole wait, as upstream's UI does.
+            raise UserQuestionError(ASK_CANCELLED)
+        return [item for r in replies for item in r.items]
 
 
 @dataclass

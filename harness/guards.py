@@ -36,6 +36,7 @@ from harness.runtime.tools import (
     ToolResult,
 )
 from harness.runtime.tools.ask_user_question import parse_questions
+from harness.runtime.tools.exit_plan_mode import APPROVE, REVIEW_ID
 
 # What the rejected depth guard said; it claimed an upward channel that does not exist.
 HISTORICAL_DEPTH_MESSAGE = (
@@ -113,6 +114,19 @@ def _tool_only_tools() -> list[Tool]:
     return [_CheckedAskUserQuestion(), ExitPlanModeTool(), SubagentTool()]
 
 
+class _ApproveAny(ExitPlanModeTool):
+    """Not a caller check but the plan review's verdict: approved whenever Approve is among
+    the selections, so typed feedback, a second choice or a duplicate item still carries
+    out a plan the human did not cleanly approve."""
+
+    def approves(self, answers: Sequence[Answer]) -> bool:
+        return any(a.id == REVIEW_ID and APPROVE in a.selected for a in answers)
+
+
+def _approve_any_tools() -> list[Tool]:
+    return [AskUserQuestionTool(), _ApproveAny(), SubagentTool()]
+
+
 RUNTIME_OWNERSHIP = Guard("runtime-ownership", "the decision: exact live root, in ask()")
 
 GUARDS: dict[str, Guard] = {
@@ -136,6 +150,12 @@ GUARDS: dict[str, Guard] = {
             "id-equality",
             "liveness and roots compared by id, not object identity",
             _IdEquality,
+        ),
+        Guard(
+            "approve-any",
+            "the plan review approved whenever Approve is among the selections",
+            UserQuestionService,
+            _approve_any_tools,
         ),
     )
 }

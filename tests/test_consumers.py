@@ -43,20 +43,24 @@ def test_refusal_text_claims_no_upward_channel() -> None:
     assert not re.search(r"\b(ask_user_question|exit_plan_mode)\b", text)  # consumer-neutral
 
 
-def test_exit_plan_mode_outside_plan_mode_and_bad_plan() -> None:
-    plan = {"plan": "# Plan\n\n1. Do it."}
+def test_exit_plan_mode_checks_arguments_then_the_mode_before_the_heading() -> None:
     ran = run_root(
         {
             "parent": [
-                Turn.tool("exit_plan_mode", plan),
-                Turn.tool("exit_plan_mode", {"plan": "no heading"}),
+                Turn.tool("exit_plan_mode", {}),
+                Turn.tool("exit_plan_mode", {"plan": ["# Plan"]}),
+                # Outside plan mode a plan with no heading is refused for the mode, as
+                # upstream checks the mode first; "" is a string, so it is no argument error.
+                Turn.tool("exit_plan_mode", {"plan": ""}),
                 Turn.text("done"),
             ]
         }
     )
-    codes = [e["error"] for e in ran.events["parent"] if e["type"] == "tool/result"]
-    assert codes == [
-        {"name": "PlanModeError", "code": "NOT_IN_PLAN_MODE"},
+    results = [e for e in ran.events["parent"] if e["type"] == "tool/result"]
+    assert [e["error"] for e in results] == [
         {"name": "ToolError", "code": "BAD_ARGUMENTS"},
+        {"name": "ToolError", "code": "BAD_ARGUMENTS"},
+        {"name": "Error", "code": ""},
     ]
+    assert results[2]["content"] == "Error: exit_plan_mode is only available in plan mode"
     assert ran.tripwire.calls == []

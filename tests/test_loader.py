@@ -158,6 +158,19 @@ def test_answers_without_the_scripted_answerer(tmp_path: Path) -> None:
     assert "/world/answers: only the scripted answerer uses answers; set answerer: scripted" in line
 
 
+def test_no_user_questions_service_leaves_nothing_to_answer_or_ask(tmp_path: Path) -> None:
+    text = GOOD.format(id="case").replace(
+        "title: t", "title: t\nworld: {user_questions: absent, answerer: scripted}"
+    )
+    text = text.replace("features: [assembled]", "features: [assembled, no-user-questions]")
+    (line,) = problems(write(tmp_path, text))
+    assert "/world/answerer: with no user-questions service there is nothing to register" in line
+    service = SERVICE.replace("title: t", "title: t\nworld: {user_questions: absent}")
+    service = service.replace("[service]", "[service, no-user-questions]")
+    (line,) = problems(write(tmp_path, service))
+    assert "/phases/0: an ask phase calls the user-questions service" in line
+
+
 def test_direct_ask_phase_problems(tmp_path: Path) -> None:
     text = """\
 id: case
@@ -294,6 +307,10 @@ TAG_CASES = [
         "[{start: parent, prompt: go},"
         " {ask: {while: {agent: child, before_step: 1}, questions: [{id: q, question: a}]}}]",
         "/phases/1/ask asks while a model phase runs", id="ask-during-run",
+    ),
+    pytest.param(
+        GOOD, "no-user-questions", "title: t", "title: t\nworld: {user_questions: absent}",
+        "/world/user_questions is absent", id="no-user-questions",
     ),
 ]  # fmt: skip
 

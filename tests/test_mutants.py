@@ -17,6 +17,7 @@ KILLERS = {
     "tool-only": "plan-mode-child-refused",
     "after-intent": "intent-checked-after-ownership",
     "id-equality": "stale-same-id-object",
+    "approve-any": "plan-review-approve-with-feedback",
 }
 
 

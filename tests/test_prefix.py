@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
+from harness.answerers import Reply
 from harness.fake import CapturedRequest
 from harness.run import observe_scenario
 from harness.runtime.questions import Answer
@@ -19,7 +20,7 @@ def child_requests(guarded: bool) -> list[CapturedRequest]:
     if not guarded:
         # Without the guard the question reaches the human; a scripted one answers, so the
         # unguarded run completes instead of hanging.
-        answers = {"cuda-fallback": Answer("cuda-fallback", ("Yes",))}
+        answers = {"cuda-fallback": Reply((Answer("cuda-fallback", ("Yes",)),))}
         scenario = dataclasses.replace(scenario, world=World(answerer="scripted", answers=answers))
     observation = observe_scenario(scenario, guard=None if guarded else "none")
     assert observation.outcome == "completed"

@@ -48,6 +48,8 @@ UPSTREAM = {
     "final result",
     "NO_PROVIDER": "no user-questions provider is registered",
     "DUPLICATE_PROVIDER": "a user-questions provider is already registered",
+    # A provider's, not the service's: upstream's UI host rejects a closed question so.
+    "ASK_CANCELLED": "the user cancelled ask_user_question",
 }
 
 

@@ -23,7 +23,7 @@ const PLUGINS = join(CLI, "plugins");
 // keeps it (and any authorization header) off every request to the fake.
 const DUMMY_KEY = "keyless-harness-dummy-key";
 
-export const ASSEMBLED_FEATURES = ["assembled", "nested-delegation", "parallel-calls", "plan-mode", "resume"];
+export const ASSEMBLED_FEATURES = ["assembled", "nested-delegation", "no-user-questions", "parallel-calls", "plan-mode", "resume"];
 // How upstream's model is told apart and how it delegates (hello: session_header, delegation).
 // run_in_background defaults to true upstream, and then the parent does not wait for its child.
 export const SESSION_HEADER = "x-deepseek-harness-session-id";
@@ -113,7 +113,7 @@ const row = (lines) => lines.join("\n");
 
 /** The --patch overlay for one phase. Plugin rows name absolute paths: a relative one would be
  * resolved against $DSH_HOME/profiles/headless/, not this folder. */
-function overlay({ answerer, callsFile, baseURL, planAgents, resume, underTest }) {
+function overlay({ answerer, callsFile, baseURL, planAgents, resume, underTest, userQuestions }) {
   const rows = [
     // The launcher's patch-layer watcher needs the HMR service, which headless disables.
     row(["- id: hmr", "  disabled: false"]),
@@ -122,22 +122,27 @@ function overlay({ answerer, callsFile, baseURL, planAgents, resume, underTest }
     // Plain JSONL logs to read back (the default is zstd); a patch's config replaces the row's.
     row(["- id: session-persistence-jsonl", "  config:", "    root: !!js dshHomePath('sessions')", "    compression: none"]),
   ];
-  const inserts = [
-    // Headless composes ctx.userQuestions (with the guard) but not the model-facing tool.
-    row(["    - id: tool-ask-user", "      name: '@deepseek-ai/dsh-tool-ask-user'"]),
-    row([
-      "    - id: harness-answerer",
-      `      name: ${show(join(PLUGINS, "answerer.mjs"))}`,
-      `      config: ${show({ mode: answerer.mode, answers: answerer.answers, delayMs: answerer.delayMs, callsFile })}`,
-    ]),
-    row(["    - id: harness-keyless", `      name: ${show(join(PLUGINS, "keyless.mjs"))}`, `      config: ${show({ baseURL })}`]),
-  ];
+  const inserts = [row(["    - id: harness-keyless", `      name: ${show(join(PLUGINS, "keyless.mjs"))}`, `      config: ${show({ baseURL })}`])];
+  if (userQuestions) {
+    inserts.unshift(
+      // Headless composes ctx.userQuestions (with the guard) but not the model-facing tool.
+      row(["    - id: tool-ask-user", "      name: '@deepseek-ai/dsh-tool-ask-user'"]),
+      row([
+        "    - id: harness-answerer",
+        `      name: ${show(join(PLUGINS, "answerer.mjs"))}`,
+        `      config: ${show({ mode: answerer.mode, answers: answerer.answers, delayMs: answerer.delayMs, callsFile })}`,
+      ]),
+    );
+  } else {
+    // world.user_questions: absent. No service, so no tool or answerer beside it either.
+    rows.push(row(["- id: user-questions", "  disabled: true"]));
+  }
   if (planAgents !== "none") {
     inserts.push(
       row(["    - id: harness-plan-mode", `      name: ${show(join(PLUGINS, "plan-mode.mjs"))}`, `      config: ${show({ agents: planAgents })}`]),
     );
   }
-  if (underTest !== undefined) {
+  if (underTest !== undefined && userQuestions) {
     // Another build of the service (NODE_DSH_USER_QUESTIONS) in place of the published one;
     // consumers find it by its service name, under the published one if it has another.
     rows.push(row(["- id: user-questions", "  disabled: true"]));
@@ -259,7 +264,15 @@ export async function runAssembled(scenario, model, backstopSeconds, provides) {
       const overlayFile = join(work, `overlay-${index + 1}.yml`);
       writeFileSync(
         overlayFile,
-        overlay({ answerer, callsFile, baseURL: model.base_url, planAgents, resume, underTest }),
+        overlay({
+          answerer,
+          callsFile,
+          baseURL: model.base_url,
+          planAgents,
+          resume,
+          underTest,
+          userQuestions: (scenario.world ?? {}).user_questions !== "absent",
+        }),
       );
       const window = { start: Date.now(), end: Infinity, root: resume, name };
       windows.push(window);

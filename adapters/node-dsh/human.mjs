@@ -18,7 +18,9 @@ class UnscriptedQuestion extends Error {
 /** The scenario's human end: one per scenario, shared by every phase, so its call count spans
  * them all. */
 export class Answerer {
-  constructor(world) {
+  /** `UserQuestionError`: the service build's own class, thrown for a dismissed question. */
+  constructor(world, UserQuestionError) {
+    this.UserQuestionError = UserQuestionError;
     this.kind = world.answerer ?? "tripwire";
     if (!ANSWERERS.includes(this.kind)) {
       throw new ScenarioError(`world.answerer must be one of ${ANSWERERS.join(", ")}, not ${show(this.kind)}`);
@@ -26,13 +28,19 @@ export class Answerer {
     const answers = world.answers ?? {};
     if (!isObject(answers)) throw new ScenarioError("world.answers must map question ids to answers");
     this.answers = new Map();
-    for (const [id, answer] of Object.entries(answers)) {
-      if (!isObject(answer) || !Array.isArray(answer.selected)) {
-        throw new ScenarioError(`world.answers.${id} must be {selected: [...], custom?}`);
+    for (const [id, reply] of Object.entries(answers)) {
+      if (reply === "dismiss") {
+        this.answers.set(id, reply);
+        continue;
       }
-      const item = { id, selected: [...answer.selected] };
-      if (answer.custom !== undefined && answer.custom !== null) item.custom = answer.custom;
-      this.answers.set(id, item);
+      const items = Array.isArray(reply) ? reply : [reply];
+      if (!items.every((a) => isObject(a) && Array.isArray(a.selected))) {
+        throw new ScenarioError(`world.answers.${id} must be {selected: [...], custom?}, a list of them, or dismiss`);
+      }
+      this.answers.set(
+        id,
+        items.map((a) => (a.custom === undefined || a.custom === null ? { id, selected: [...a.selected] } : { id, selected: [...a.selected], custom: a.custom })),
+      );
     }
     const delay = world.answer_delay_ms ?? 0;
     this.delayMs = Number.isFinite(delay) && delay > 0 ? delay : 0;
@@ -64,13 +72,10 @@ export class Answerer {
         `scripted human has no answer for question(s) ${missing.join(", ")}; add them under world.answers`,
       );
     }
-    return {
-      answers: questions.map((q) => {
-        const a = this.answers.get(q.id);
-        return a.custom === undefined
-          ? { id: a.id, selected: [...a.selected] }
-          : { id: a.id, selected: [...a.selected], custom: a.custom };
-      }),
-    };
+    if (questions.some((q) => this.answers.get(q.id) === "dismiss")) {
+      // Closing the question rejects the whole wait, as upstream's UI host does.
+      throw new this.UserQuestionError("the user cancelled ask_user_question", "ASK_CANCELLED");
+    }
+    return { answers: questions.flatMap((q) => this.answers.get(q.id).map((a) => ({ ...a, selected: [...a.selected] }))) };
   }
 }

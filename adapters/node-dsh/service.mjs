@@ -277,7 +277,7 @@ async function runPhases(lib, scenario) {
     if (registry !== "present" && registry !== "absent") {
       throw new ScenarioError(`world.registry must be present or absent, not ${show(registry)}`);
     }
-    answerer = new Answerer(world);
+    answerer = new Answerer(world, lib.UserQuestionError);
     for (const [index, phase] of scenario.phases.entries()) {
       if (!isObject(phase) || !Object.hasOwn(phase, "ask")) {
         throw new ScenarioError(`phase ${index + 1} is neither an ask phase nor a model phase`);

@@ -107,6 +107,8 @@ async def ask_live(
         caller = Agent(ask.caller, live.session if live else None) if fresh else live
     owner = registry.owner_of(live) if registry is not None and live is not None else None
     where = "direct ask while a model phase runs"
+    # The loader refuses ask phases in a world without the service (user_questions: absent).
+    assert runtime.questions is not None, "an ask phase needs a user-questions service"
     return await _ask(
         runtime.questions, ask, caller, owner.id if owner else None, seq, waits, where
     )

@@ -144,14 +144,18 @@ def _matches(
     return out
 
 
+# How a summary line names a plain error (code ""), such as exit_plan_mode's own refusals.
+PLAIN = "Error"
+
+
 def summary(result: Result, *, expected: bool) -> str:
     """A short human line for one side of the comparison."""
     if expected:
         e = result.scenario.expect
-        errors = [f"{x.code}@{x.agent or 'agentless'}" for x in e.tool_errors]
+        errors = [f"{x.code or PLAIN}@{x.agent or 'agentless'}" for x in e.tool_errors]
         outcome, calls = e.outcome, e.answerer_calls
     else:
         o = result.observation
-        errors = [f"{x['code']}@{x['agent'] or 'agentless'}" for x in o.tool_errors]
+        errors = [f"{x['code'] or PLAIN}@{x['agent'] or 'agentless'}" for x in o.tool_errors]
         outcome, calls = o.outcome, o.answerer_calls
     return ", ".join([outcome, *errors, f"answerer={calls}"])

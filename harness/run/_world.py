@@ -141,7 +141,11 @@ class World:
             ),
             store=self.store,
             agents=agents,
-            questions=self.guard.service(agents, self.answerer),
+            questions=(
+                self.guard.service(agents, self.answerer)
+                if self.scenario.world.user_questions
+                else None
+            ),
             tools=self.guard.tools() if self.guard.tools is not None else None,
             faults=self.faults,
             waits=self.waits,

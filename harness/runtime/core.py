@@ -28,7 +28,7 @@ class Runtime:
         chat: ChatClient,
         store: SessionStore,
         agents: AgentRegistry | None,
-        questions: UserQuestionService,
+        questions: UserQuestionService | None,
         tools: Sequence[Tool] | None = None,
         faults: Faults = NO_FAULTS,
         max_turns: int = 32,
@@ -39,7 +39,11 @@ class Runtime:
         self.store = store
         self.agents = agents
         self.questions = questions
-        self.tools: dict[str, Tool] = {t.name: t for t in (tools or default_tools())}
+        # None: no user-questions service composed, so no ask_user_question either (upstream
+        # registers that tool only beside the service); exit_plan_mode then says so.
+        self.tools: dict[str, Tool] = {
+            t.name: t for t in (tools or default_tools(user_questions=questions is not None))
+        }
         # Computed once: the model-visible prefix is identical for every agent and request.
         self.schemas: list[dict[str, Any]] = [t.schema for t in self.tools.values()]
         self.faults = faults
@@ -81,10 +85,7 @@ class Runtime:
 
     async def _run(self, agent: Agent, owner: Agent | None, prompt: str) -> str | None:
         assert agent.session is not None
-        logged = plan_mode_logged(agent.session.events)
-        if logged is not None:
-            agent.plan_mode = logged
-        elif agent.id in self.plan_mode:
+        if plan_mode_logged(agent.session.events) is None and agent.id in self.plan_mode:
             set_plan_mode(agent, True)
         detach = self.agents.enter(agent, owner) if self.agents is not None else _stay_registered
         role = f"owned by {owner.id}" if owner is not None else "root"

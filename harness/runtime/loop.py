@@ -11,6 +11,7 @@ from harness.runtime.llm import ChatError, ToolCall
 from harness.runtime.questions import AbortSignal
 from harness.runtime.sessions import to_messages
 from harness.runtime.tools import ToolArgumentError, ToolContext, ToolResult
+from harness.runtime.tools.exit_plan_mode import begin_step
 
 if TYPE_CHECKING:
     from harness.runtime.core import Runtime
@@ -41,6 +42,7 @@ async def run_agent(rt: Runtime, agent: Agent, prompt: str) -> str | None:
     ]
     final: str | None = None
     for turn in range(1, rt.max_turns + 1):
+        begin_step(agent)
         try:
             reply = await rt.chat.complete(agent=agent.id, messages=messages, tools=rt.schemas)
         except ChatError as exc:

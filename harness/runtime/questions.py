@@ -20,6 +20,9 @@ DELEGATED_CALLER = "DELEGATED_CALLER"
 BAD_INTENT = "BAD_INTENT"
 NO_PROVIDER = "NO_PROVIDER"
 DUPLICATE_PROVIDER = "DUPLICATE_PROVIDER"
+# Not the service's: a provider throws it when the human closes the question instead of
+# answering. The text is upstream's UI host's.
+ASK_CANCELLED = "ASK_CANCELLED"
 
 # Exact upstream strings. The DELEGATED_CALLER text is consumer-neutral on purpose: it names
 # no tool, and it points at the one return path that exists (the child's final result).
@@ -35,6 +38,7 @@ MESSAGES: dict[str, str] = {
     ),
     NO_PROVIDER: "no user-questions provider is registered",
     DUPLICATE_PROVIDER: "a user-questions provider is already registered",
+    ASK_CANCELLED: "the user cancelled ask_user_question",
 }
 
 

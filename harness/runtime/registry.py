@@ -18,12 +18,14 @@ class Agent:
     """A live agent. Identity is the object: a second object with the same id is a
     different caller, which is exactly what the stale same-id check relies on."""
 
-    __slots__ = ("id", "plan_mode", "session")
+    __slots__ = ("id", "plan_mode_next", "session")
 
     def __init__(self, id: str, session: Session | None = None) -> None:
         self.id = id
         self.session = session
-        self.plan_mode = False
+        # A plan-mode switch chosen during a step; it is logged when the next step starts.
+        # Process-local, like upstream's pending selection: the log holds the mode itself.
+        self.plan_mode_next: bool | None = None
 
     def __repr__(self) -> str:
         return f"Agent({self.id!r}) at {id(self):#x}"

@@ -37,6 +37,8 @@ def semantic_problems(
         out += _covers(doc["covers"], clauses)
     if sound("world"):
         out += _world(doc.get("world", {}))
+    if sound("world", "phases") and "phases" in doc:
+        out += _no_service(doc.get("world", {}), doc["phases"])
     if sound("features") and "features" in doc:
         out += feature_problems(doc, sound)
     if not sound("agents"):
@@ -72,6 +74,24 @@ def _world(world: dict[str, Any]) -> Iterator[Problem]:
             yield (
                 f"/world/{key}",
                 f"only the scripted answerer uses {key}; set answerer: scripted or remove it",
+            )
+
+
+def _no_service(world: dict[str, Any], phases: list[dict[str, Any]]) -> Iterator[Problem]:
+    if world.get("user_questions", "present") == "present":
+        return
+    if "answerer" in world:
+        yield (
+            "/world/answerer",
+            "with no user-questions service there is nothing to register an answerer with; "
+            "remove answerer or set user_questions: present",
+        )
+    for i, phase in enumerate(phases):
+        if "ask" in phase:
+            yield (
+                f"/phases/{i}",
+                "an ask phase calls the user-questions service, which user_questions: absent "
+                "leaves out; set user_questions: present or remove the phase",
             )
 
 

@@ -141,6 +141,13 @@ def _no_answerer(doc: dict[str, Any]) -> Evidence:
     return answerer == "none", said
 
 
+def _no_user_questions(doc: dict[str, Any]) -> Evidence:
+    service, said = _setting(
+        doc.get("world", {}), "user_questions", "present", "/world/user_questions"
+    )
+    return service == "absent", said
+
+
 def _ask_during_run(doc: dict[str, Any]) -> Evidence:
     for i, phase in enumerate(doc["phases"]):
         if "while" in phase.get("ask", {}):
@@ -165,6 +172,7 @@ FEATURE_RULES: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any]], Evide
     "no-registry": (("world",), _no_registry),
     "no-answerer": (("world",), _no_answerer),
     "ask-during-run": (("phases",), _ask_during_run),
+    "no-user-questions": (("world",), _no_user_questions),
 }
 # Exactly one of these applies to every scenario: naming the wrong one is one mistake,
 # reported once, as a swap.

@@ -13,6 +13,7 @@ from typing import Any
 
 from harness._paths import CLAUSES_FILE, clauses_path, scenarios_dir, schema_path
 from harness._script import Call, Turn
+from harness.answerers import Reply
 from harness.runtime.questions import Answer, Intent, Option, Question
 from harness.scenario._check import semantic_problems, warnings
 from harness.scenario._model import (
@@ -254,12 +255,10 @@ def _build(doc: dict[str, Any], path: Path) -> Scenario:
         path=path,
         world=World(
             registry=world.get("registry", "present") == "present",
+            user_questions=world.get("user_questions", "present") == "present",
             answerer=world.get("answerer", "tripwire"),
             answer_delay_ms=world.get("answer_delay_ms", 0),
-            answers={
-                qid: Answer(qid, tuple(a["selected"]), a.get("custom"))
-                for qid, a in world.get("answers", {}).items()
-            },
+            answers={qid: _reply(qid, a) for qid, a in world.get("answers", {}).items()},
         ),
         agents={
             name: AgentSpec(
@@ -377,3 +376,11 @@ def _match(doc: dict[str, Any]) -> TextMatch:
         contains=(contains,) if isinstance(contains, str) else tuple(contains),
         equals=doc.get("equals"),
     )
+
+
+def _reply(qid: str, doc: Any) -> Reply:
+    """world.answers' three spellings: one answer, a list of them, or `dismiss`."""
+    if doc == "dismiss":
+        return Reply(dismissed=True)
+    items = doc if isinstance(doc, list) else [doc]
+    return Reply(tuple(Answer(qid, tuple(a["selected"]), a.get("custom")) for a in items))

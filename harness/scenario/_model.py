@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from harness._script import Turn
+from harness.answerers import Reply
 from harness.runtime.questions import Answer, Question
 
 # The closed vocabulary of `features:` tags, in the order scenarios/schema.json lists them
@@ -28,14 +29,16 @@ FEATURES: tuple[str, ...] = (
     "no-registry",
     "no-answerer",
     "ask-during-run",
+    "no-user-questions",
 )
 
 
 @dataclass(frozen=True)
 class World:
     registry: bool = True
+    user_questions: bool = True  # False: no user-questions service composed at all
     answerer: str = "tripwire"  # tripwire | scripted | unreachable | none
-    answers: dict[str, Answer] = field(default_factory=dict)
+    answers: dict[str, Reply] = field(default_factory=dict)
     answer_delay_ms: int = 0
 
 

@@ -25,5 +25,6 @@ __all__ = [
 ]
 
 
-def default_tools() -> list[Tool]:
-    return [AskUserQuestionTool(), ExitPlanModeTool(), SubagentTool()]
+def default_tools(*, user_questions: bool = True) -> list[Tool]:
+    asking: list[Tool] = [AskUserQuestionTool()] if user_questions else []
+    return [*asking, ExitPlanModeTool(), SubagentTool()]

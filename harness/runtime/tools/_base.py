@@ -79,6 +79,8 @@ async def ask_user(
 
 async def _ask(ctx: ToolContext, tool: str, request: AskUserQuestionRequest) -> Sequence[Answer]:
     questions = ctx.runtime.questions
+    # Only composed beside a service (see Runtime); exit_plan_mode checks before asking.
+    assert questions is not None, f"{tool} asked with no user-questions service composed"
     provider = questions.provider
     target = (
         f"{getattr(provider, 'kind', type(provider).__name__)} answerer"

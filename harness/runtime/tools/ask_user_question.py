@@ -18,32 +18,63 @@ from harness.runtime.tools._base import (
 
 NAME = "ask_user_question"
 
+# Upstream's model-visible schema, word for word (@deepseek-ai/dsh-tool-ask-user, as its
+# runtime sends it), so the prompt prefix the goldens pin is upstream's.
 SCHEMA = function_schema(
     NAME,
-    "Ask the user one or more questions and wait for their answers.",
+    "Ask the user a concise question when you need confirmation, a choice, or missing "
+    "information before proceeding. Send one or more questions, each with a stable id that "
+    "will be echoed in the answer.",
     {
         "type": "object",
         "properties": {
             "questions": {
                 "type": "array",
+                "description": "Questions to ask the user before continuing.",
                 "items": {
                     "type": "object",
+                    "additionalProperties": True,
                     "properties": {
-                        "id": {"type": "string"},
-                        "question": {"type": "string"},
-                        "header": {"type": "string"},
+                        "id": {
+                            "type": "string",
+                            "description": "Stable id for this question; echoed in the answer.",
+                        },
+                        "question": {
+                            "type": "string",
+                            "description": "The specific question to ask the user.",
+                        },
+                        "header": {
+                            "type": "string",
+                            "description": "Optional short heading for the question, such as "
+                            '"Confirm" or "Choose Mode".',
+                        },
                         "options": {
                             "type": "array",
+                            "description": "Optional choices to show the user. If you "
+                            'recommend one, put it first and append "(Recommended)" to that '
+                            "label.",
                             "items": {
                                 "type": "object",
+                                "additionalProperties": True,
                                 "properties": {
-                                    "label": {"type": "string"},
-                                    "description": {"type": "string"},
+                                    "label": {
+                                        "type": "string",
+                                        "description": "Short user-facing option label.",
+                                    },
+                                    "description": {
+                                        "type": "string",
+                                        "description": "One sentence explaining the tradeoff "
+                                        "or impact.",
+                                    },
                                 },
                                 "required": ["label"],
                             },
                         },
-                        "multi_select": {"type": "boolean"},
+                        "multi_select": {
+                            "type": "boolean",
+                            "description": "Whether the user may select more than one option. "
+                            "Defaults to false.",
+                        },
                     },
                     "required": ["id", "question"],
                 },

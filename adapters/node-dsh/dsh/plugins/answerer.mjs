@@ -4,7 +4,8 @@
 //   mode       tripwire | unreachable: record the call and never answer (a UI that cannot
 //              show the question); scripted: answer from `answers` after `delayMs`;
 //              none: register no provider at all (NO_PROVIDER for an admitted caller)
-//   answers    question id -> {selected: [...], custom?}
+//   answers    question id -> {selected: [...], custom?}, a list of them (that many answer
+//              items), or "dismiss" (the human closes the question: ASK_CANCELLED)
 //   callsFile  every call that reaches the provider is appended here as one JSON line (who
 //              asked, and the questions as received), so the adapter reports what the human
 //              was shown and sees a tripwire reached the moment it happens
@@ -34,14 +35,32 @@ export function apply(ctx, config) {
       if (missing.length > 0) {
         throw new Error(`scripted human has no answer for question(s) ${missing.join(", ")}; add them under world.answers`);
       }
+      if (request.questions.some((q) => answers[q.id] === "dismiss")) {
+        // Closing the question rejects the whole wait, as upstream's UI host does.
+        throw await cancelled(ctx.userQuestions);
+      }
       return {
-        answers: request.questions.map((q) => {
-          const { selected, custom } = answers[q.id];
-          return custom === undefined || custom === null
-            ? { id: q.id, selected: [...selected] }
-            : { id: q.id, selected: [...selected], custom };
+        answers: request.questions.flatMap((q) => {
+          const reply = answers[q.id];
+          return (Array.isArray(reply) ? reply : [reply]).map(({ selected, custom }) =>
+            custom === undefined || custom === null
+              ? { id: q.id, selected: [...selected] }
+              : { id: q.id, selected: [...selected], custom },
+          );
         }),
       };
     },
   });
+}
+
+/** Upstream's ASK_CANCELLED, as its UI host throws it. Consumers test `instanceof
+ * UserQuestionError`, so it must be the service's own class; this plugin imports nothing, so
+ * the class is taken from an error the service throws (an empty batch, which asks nobody). */
+async function cancelled(service) {
+  const probe = await service.ask({ questions: [] }).then(
+    () => undefined,
+    (error) => error,
+  );
+  if (probe?.code !== "EMPTY_QUESTIONS") throw new Error("the service did not refuse an empty batch");
+  return new probe.constructor("the user cancelled ask_user_question", "ASK_CANCELLED");
 }
