@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 if TYPE_CHECKING:
-    from harness._routing import Delegation
     from harness.scenario import Scenario
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_HANG, EXIT_INTERNAL = 0, 1, 2, 3, 4
@@ -131,39 +130,9 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="caller-check variant, e.g. none to see the hang before the fix",
     )
-    serve = sub.add_parser("serve", help="serve one scenario's scripts on a loopback HTTP server")
-    serve.add_argument("scenario_id", metavar="SCENARIO_ID")
-    serve.add_argument("--host", default="127.0.0.1", help="loopback address (default: 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=0, help="port (default: 0, any free port)")
-    serve.add_argument(
-        "--idle-timeout",
-        type=float,
-        default=30.0,
-        metavar="SECONDS",
-        help="stop after this long without a request (default: 30)",
-    )
-    serve.add_argument(
-        "--chunk",
-        type=int,
-        default=None,
-        metavar="N",
-        help="characters per streamed delta (default: whole)",
-    )
-    serve.add_argument(
-        "--session-header",
-        default=None,
-        metavar="NAME",
-        help="a header your runtime sends that keys a conversation, e.g. "
-        "x-deepseek-harness-session-id (default: none; without X-Harness-Agent, requests are "
-        "then told apart by the conversation itself)",
-    )
-    serve.add_argument(
-        "--delegation",
-        default=None,
-        metavar="JSON",
-        help="your runtime's spelling of the scenarios' subagent {name, prompt}, e.g. "
-        '\'{"tool": "task", "arguments": {"description": "{name}", "prompt": "{prompt}"}}\'',
-    )
+    from harness._serve_command import add_parser
+
+    add_parser(sub)
     snapshot = sub.add_parser(
         "snapshot",
         help="write golden snapshots from the reference runtime (never under CI)",
@@ -216,14 +185,16 @@ def _main(args: argparse.Namespace) -> int:
         return _usage(f"--scenarios {directory}: not a directory")
     if args.command == "validate":
         return _validate(args.paths or [directory])  # None: the default directory
+    if args.command == "serve":
+        from harness._serve_command import serve_command
+
+        return serve_command(args, directory)  # loads only the scenario it serves
     try:
         scenarios = load_all(directory)
     except ScenarioError as exc:
         return _invalid(exc, "nothing was run")
     if not scenarios:
         return _usage(f"no scenario files (*.yaml) in {directory or 'the default directory'}")
-    if args.command == "serve":
-        return _serve(args, scenarios)
     if args.command == "repro":
         return _repro(args, scenarios)
     if args.command == "mutants":
@@ -243,50 +214,6 @@ def _main(args: argparse.Namespace) -> int:
 
     _warn(scenarios)
     return run(args, scenarios)
-
-
-def _delegation(text: str | None) -> Delegation:
-    from harness._routing import REFERENCE_DELEGATION, Delegation, DialectError
-
-    if text is None:
-        return REFERENCE_DELEGATION
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise DialectError(f"--delegation: not JSON ({exc})") from None
-    return Delegation.from_json(value, "--delegation")
-
-
-def _serve(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
-    from harness._routing import DialectError
-    from harness._serve import NotLoopback, check_loopback, serve
-    from harness.fake import ScriptedLLM
-
-    by_id = {s.id: s for s in scenarios}
-    if args.scenario_id not in by_id:
-        return _usage(f"unknown scenario id: {args.scenario_id}; 'harness list' shows the ids")
-    try:
-        check_loopback(args.host)
-    except NotLoopback as exc:
-        return _usage(str(exc))
-    if args.idle_timeout <= 0 or (args.chunk is not None and args.chunk < 1):
-        return _usage("--idle-timeout and --chunk take positive numbers")
-    scenario = by_id[args.scenario_id]
-    try:
-        delegation = _delegation(args.delegation)
-    except DialectError as exc:
-        return _usage(str(exc))
-    llm = ScriptedLLM(
-        {n: a.script for n, a in scenario.agents.items()},
-        chunk=args.chunk,
-        roots=scenario.roots(),
-        session_header=args.session_header,
-        delegation=delegation,
-    )
-    try:
-        return serve(llm, host=args.host, port=args.port, idle_timeout=args.idle_timeout)
-    except OSError as exc:
-        return _usage(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
 
 
 def _repro(args: argparse.Namespace, scenarios: list[Scenario]) -> int:

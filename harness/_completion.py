@@ -1,41 +1,109 @@
 """A scripted assistant message as a Chat Completions response: one JSON completion, or SSE
-`chat.completion.chunk` events, as OpenAI-compatible APIs send them."""
+`chat.completion.chunk` events, as OpenAI-compatible APIs send them.
+
+A `Completion` is the answer before it meets a transport: the in-process fake sends it
+whole (`response()`), and `harness serve` writes its events one at a time, flushing each.
+"""
 
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
-# The fake does not count tokens; the field is there because clients read it.
-USAGE = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+# Clients read these; the values are the fake's own, fixed so every run is the same bytes.
+SYSTEM_FINGERPRINT = "fp_keyless_harness"
+SSE_TYPE = "text/event-stream; charset=utf-8"
+JSON_TYPE = "application/json; charset=utf-8"
+
+
+def estimate_tokens(text: str) -> int:
+    """The documented estimate behind `usage`: one token per four characters, rounded up.
+    Deterministic and never zero for non-empty text; nobody should read it as a count."""
+    return math.ceil(len(text) / 4)
+
+
+def usage(request: dict[str, Any], message: dict[str, Any]) -> dict[str, int]:
+    prompt = sum(
+        estimate_tokens(m["content"] if isinstance(m.get("content"), str) else json.dumps(m))
+        for m in request.get("messages") or []
+        if isinstance(m, dict)
+    )
+    said = message.get("content") or ""
+    said += "".join(c["function"]["arguments"] for c in message.get("tool_calls") or ())
+    completion = estimate_tokens(said)
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One answer: a status and a JSON body, or (a successful stream) SSE events."""
+
+    status: int
+    body: dict[str, Any] | None = None
+    events: tuple[dict[str, Any], ...] | None = None
+
+    @property
+    def streamed(self) -> bool:
+        return self.events is not None
+
+    def sse(self) -> Iterator[bytes]:
+        """The stream as written: one `data:` line per event, then `[DONE]`."""
+        for event in self.events or ():
+            yield f"data: {json.dumps(event, ensure_ascii=False)}\n\n".encode()
+        yield b"data: [DONE]\n\n"
+
+    def content(self) -> bytes:
+        if self.streamed:
+            return b"".join(self.sse())
+        return json.dumps(self.body, ensure_ascii=False).encode()
+
+    def content_type(self) -> str:
+        return SSE_TYPE if self.streamed else JSON_TYPE
+
+    def response(self) -> httpx.Response:
+        return httpx.Response(
+            self.status, content=self.content(), headers={"content-type": self.content_type()}
+        )
+
+
+def error(status: int, message: str, code: str, param: str | None = None) -> Completion:
+    """OpenAI's error shape: {"error": {"message", "type", "param", "code"}}."""
+    kind = "server_error" if status >= 500 else "invalid_request_error"
+    return Completion(
+        status, {"error": {"message": message, "type": kind, "param": param, "code": code}}
+    )
 
 
 def reply(
-    head: dict[str, Any], message: dict[str, Any], body: dict[str, Any], chunk: int | None
-) -> httpx.Response:
-    """`head` is the id, created and model; `body` the request (stream, stream_options);
-    `chunk` characters per streamed delta (None: each string whole)."""
+    head: dict[str, Any], message: dict[str, Any], request: dict[str, Any], chunk: int | None
+) -> Completion:
+    """`head` is the id, created and model; `request` the parsed request (stream,
+    stream_options, messages); `chunk` characters per streamed delta (None: each string
+    whole)."""
     finish = "tool_calls" if message.get("tool_calls") else "stop"
-    if body.get("stream"):
-        options = body.get("stream_options") or {}
-        usage = USAGE if isinstance(options, dict) and options.get("include_usage") else None
-        events = chunks(head, message, finish, usage, chunk)
-        text = "".join(f"data: {json.dumps(c, ensure_ascii=False)}\n\n" for c in events)
-        return httpx.Response(
-            200,
-            content=(text + "data: [DONE]\n\n").encode(),
-            headers={"content-type": "text/event-stream"},
-        )
-    return httpx.Response(
-        200,
-        json={
-            **head,
-            "object": "chat.completion",
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": USAGE,
-        },
+    head = {**head, "system_fingerprint": SYSTEM_FINGERPRINT}
+    counted = usage(request, message)
+    if request.get("stream"):
+        options = request.get("stream_options") or {}
+        wanted = counted if options.get("include_usage") else None
+        return Completion(200, events=tuple(chunks(head, message, finish, wanted, chunk)))
+    choice = {
+        "index": 0,
+        "message": {**message, "refusal": None},
+        "logprobs": None,
+        "finish_reason": finish,
+    }
+    return Completion(
+        200, {**head, "object": "chat.completion", "choices": [choice], "usage": counted}
     )
 
 
@@ -56,10 +124,10 @@ def chunks(
     finish reason, and a usage chunk when asked for."""
 
     def event(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
-        choice = {"index": 0, "delta": delta, "finish_reason": finish_reason}
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
         return {**head, "object": "chat.completion.chunk", "choices": [choice]}
 
-    out = [event({"role": "assistant", "content": ""})]
+    out = [event({"role": "assistant", "content": "", "refusal": None})]
     if message.get("content"):
         out += [event({"content": piece}) for piece in pieces(message["content"], chunk)]
     for index, call in enumerate(message.get("tool_calls") or ()):

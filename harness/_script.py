@@ -37,10 +37,18 @@ class ScriptError(Exception):
 
     code = "script_error"
 
-    def __init__(self, message: str, *, agent: str | None = None, step: int | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        agent: str | None = None,
+        step: int | None = None,
+        param: str | None = None,
+    ):
         super().__init__(message)
         self.agent = agent
         self.step = step
+        self.param = param  # the request field at fault, as OpenAI's errors name it
 
 
 class UnroutableRequest(ScriptError):
@@ -77,6 +85,13 @@ class InvalidConversation(ScriptError):
     with no tool call before it, or a tool call left unanswered."""
 
     code = "invalid_conversation"
+
+
+class UndeclaredTool(ScriptError):
+    """The script calls a tool the request did not declare (strict mode): a real model
+    cannot, so the script and the runtime disagree about the tools."""
+
+    code = "undeclared_tool"
 
 
 class MalformedArguments(ScriptError):

@@ -1,25 +1,30 @@
-"""`harness serve`: the scripted fake LLM on a real loopback HTTP server, for runtimes that
-respx cannot reach (other processes, other languages).
+"""`harness serve`: the scripted fake LLM on a real HTTP server (uvicorn, HTTP/1.1 with
+keep-alive) on loopback, for runtimes that respx cannot reach: other processes, other
+languages.
 
 Routing is the same as in-process (harness._routing): by `X-Harness-Agent` when sent, else
-by a session header or the conversation itself.
-The server binds loopback only, prints its base URL on the first line, and stops by itself
-once every script is consumed or after an idle timeout.
+by a session header or the conversation itself. The server prints its base URL on the
+first line and stops by itself once every script is consumed, after an idle timeout, or
+on SIGINT/SIGTERM, each time saying why on stderr.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import ipaddress
+import signal
+import socket
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterator
 from typing import Any
 
-import httpx
-
+from harness._asgi import FakeApp, Limits
 from harness.fake import ScriptedLLM
 
-PATH = "/v1/chat/completions"
+# A burst of clients connecting at once must wait in the queue, not be refused.
+BACKLOG = 2048
 
 
 class NotLoopback(ValueError):
@@ -40,96 +45,179 @@ def check_loopback(host: str) -> str:
     return host
 
 
-class FakeServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, llm: ScriptedLLM, host: str, port: int) -> None:
-        self.llm = llm
-        self.lock = threading.Lock()  # the fake's scripts are consumed one request at a time
-        self.activity = threading.Event()
-        super().__init__((host, port), _Handler)
-
-    @property
-    def base_url(self) -> str:
-        host, port = self.server_address[:2]
-        name = host.decode() if isinstance(host, bytes) else str(host)
-        shown = f"[{name}]" if ":" in name else name
-        return f"http://{shown}:{port}/v1"
-
-    def consumed(self) -> bool:
-        return not self.llm.unconsumed()
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: FakeServer
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet: the first stdout line is the base URL, and nothing else is promised."""
-
-    def _send(self, response: httpx.Response) -> None:
-        self.send_response(response.status_code)
-        for key in ("content-type",):
-            if key in response.headers:
-                self.send_header(key, response.headers[key])
-        self.send_header("content-length", str(len(response.content)))
-        self.end_headers()
-        self.wfile.write(response.content)
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        body = self.rfile.read(length)
-        if self.path.rstrip("/") not in (PATH, "/chat/completions"):
-            error = {
-                "message": f"no route {self.path}; POST {PATH}",
-                "type": "invalid_request_error",
-                "code": "not_found",
-            }
-            self._send(httpx.Response(404, json={"error": error}))
-            return
-        request = httpx.Request(
-            "POST", f"http://fake{PATH}", headers=dict(self.headers.items()), content=body
-        )
-        with self.server.lock:
-            response = self.server.llm.respond(request)
-        self._send(response)
-        self.server.activity.set()
-
-    def do_GET(self) -> None:
-        error = {
-            "message": f"use POST {PATH}",
-            "type": "invalid_request_error",
-            "code": "not_found",
-        }
-        self._send(httpx.Response(404, json={"error": error}))
-
-
-def serve(llm: ScriptedLLM, *, host: str, port: int, idle_timeout: float) -> int:
-    """Serve until the scripts are consumed (exit 0) or nobody asks for `idle_timeout`
-    seconds (exit 1, naming what was left)."""
-    server = FakeServer(llm, check_loopback(host), port)
-    print(server.base_url, flush=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    status = 0
+def listen(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        while not server.consumed():
-            if not server.activity.wait(idle_timeout):
-                left = "; ".join(str(e) for e in llm.unconsumed())
-                print(
-                    f"harness serve: idle for {idle_timeout:g} s; stopping. {left}", file=sys.stderr
-                )
-                status = 1
-                break
-            server.activity.clear()
-    finally:
-        server.shutdown()
-        server.server_close()
+        sock.bind((host, port))
+        sock.listen(BACKLOG)
+    except OSError:
+        sock.close()
+        raise
+    sock.setblocking(False)
+    return sock
+
+
+def base_url(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/v1"
+
+
+def serve(
+    llm: ScriptedLLM,
+    *,
+    host: str,
+    port: int,
+    idle_timeout: float,
+    limits: Limits = Limits(),  # noqa: B008 - frozen
+) -> int:
+    """Serve until the scripts are consumed (exit 0), nobody asks for `idle_timeout`
+    seconds, or a signal comes (exit 1 when steps are left, naming them)."""
+    sock = listen(check_loopback(host), port)
+    print(base_url(sock), flush=True)
+    with sock:
+        why = asyncio.run(_run(FakeApp(llm, limits), sock, idle_timeout))
+    left = "; ".join(str(e) for e in llm.unconsumed())
+    status = 0
+    if why != "consumed":
+        print(f"harness serve: {why}; stopping. {left}".rstrip(), file=sys.stderr)
+        status = 1 if left else 0
     errors = [str(e) for e in llm.errors]
     for error in errors:
         print(f"harness serve: {error}", file=sys.stderr)
-    if status == 0:
-        print(
-            f"harness serve: all scripts consumed after {len(llm.requests)} request(s)",
-            file=sys.stderr,
-        )
+    if why == "consumed":
+        print(f"harness serve: all scripts consumed after {llm.served} request(s)", file=sys.stderr)
     return 1 if errors else status
+
+
+class ServerThread:
+    """The fake served from a thread of its own, for an adapter whose runtime runs in
+    another process while the harness waits on it. `stop()` ends it."""
+
+    def __init__(self, llm: ScriptedLLM, limits: Limits = Limits()) -> None:  # noqa: B008
+        self.sock = listen("127.0.0.1", 0)
+        self.base_url = base_url(self.sock)
+        self._app = FakeApp(llm, limits)
+        self._server: Any = None
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=asyncio.run, args=(self._serve(),), daemon=True)
+        self._thread.start()
+        self._ready.wait(10)
+
+    async def _serve(self) -> None:
+        self._server = _Server(_config(self._app))
+        self._ready.set()
+        await self._server.serve(sockets=[self.sock])
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        self._thread.join(10)
+        self.sock.close()
+
+
+def _config(app: FakeApp) -> Any:
+    import uvicorn  # only `serve` and the process adapters pay for it
+
+    return uvicorn.Config(
+        app,
+        http=_protocol(),
+        lifespan="off",
+        access_log=False,
+        log_level="critical",  # our own lines say what happened; uvicorn's would repeat it
+        backlog=BACKLOG,
+        timeout_keep_alive=5,
+    )
+
+
+async def _run(app: FakeApp, sock: socket.socket, idle_timeout: float) -> str:
+    server = _Server(_config(app))
+    stopped = asyncio.Event()
+    why = ["consumed"]
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, _stop, why, stopped, f"got {sig.name}")
+    serving = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        while app.llm.unconsumed() and not stopped.is_set():
+            woke = asyncio.ensure_future(app.activity.wait())
+            halt = asyncio.ensure_future(stopped.wait())
+            done, _ = await asyncio.wait({woke, halt}, timeout=idle_timeout,
+                                         return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
+            woke.cancel()
+            halt.cancel()
+            if not done:
+                why[0] = f"idle for {idle_timeout:g} s"
+                break
+            if serving.done():
+                why[0] = "the server stopped"
+                break
+            app.activity.clear()
+    finally:
+        server.should_exit = True
+        await serving
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+    return why[0]
+
+
+def _stop(why: list[str], stopped: asyncio.Event, reason: str) -> None:
+    why[0] = reason
+    stopped.set()
+
+
+def _protocol() -> Any:
+    """uvicorn's h11 protocol, answering what h11 cannot parse (a bad request line or
+    Content-Length, headers too large) in JSON too, with h11's status (400 or 431)."""
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    from harness._completion import error
+
+    class _Connection(h11.Connection):
+        refused: h11.RemoteProtocolError | None = None  # what made h11 give up, if anything
+
+        def next_event(self) -> Any:
+            try:
+                return super().next_event()
+            except h11.RemoteProtocolError as exc:
+                self.refused = exc
+                raise
+
+    class JsonErrorsProtocol(H11Protocol):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            limit = self.config.h11_max_incomplete_event_size or 16 * 1024  # h11's default
+            self.conn = _Connection(h11.SERVER, limit)
+
+        def send_400_response(self, msg: str) -> None:
+            refused = getattr(self.conn, "refused", None)
+            status = refused.error_status_hint if refused is not None else 400
+            reason = str(refused) if refused is not None else msg
+            answer = error(status, f"malformed HTTP request: {reason}", "malformed_http")
+            content = answer.content()
+            head = f"HTTP/1.1 {status} {'Bad Request' if status == 400 else 'Error'}\r\n"
+            head += f"content-type: {answer.content_type()}\r\n"
+            head += f"content-length: {len(content)}\r\nconnection: close\r\n\r\n"
+            # h11 refuses to send on a connection it has marked broken, so write it raw.
+            self.transport.write(head.encode("latin-1") + content)
+            self.transport.close()
+
+    return JsonErrorsProtocol
+
+
+class _Server:
+    """uvicorn.Server without its signal capture, which re-raises the signal after shutdown
+    and would end the process before `serve` reports what was left."""
+
+    def __new__(cls, config: Any) -> Any:
+        import uvicorn
+
+        class Server(uvicorn.Server):
+            @contextlib.contextmanager
+            def capture_signals(self) -> Iterator[None]:
+                yield
+
+        return Server(config)

@@ -13,18 +13,21 @@ an OpenAI-style error body, and never wraps around or waits.
 
 from __future__ import annotations
 
+import collections
 import contextvars
 import functools
 import json
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, MutableSequence, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
 from harness import _completion
+from harness._completion import Completion
 from harness._conversation import conversation_problem
+from harness._request import request_problem, undeclared
 from harness._routing import (
     REFERENCE_DELEGATION,
     Delegation,
@@ -41,6 +44,7 @@ from harness._script import (
     ScriptExhausted,
     Turn,
     UnconsumedSteps,
+    UndeclaredTool,
     UnknownAgent,
     UnresolvedTemplate,
     UnroutableRequest,
@@ -64,6 +68,7 @@ __all__ = [
     "ScriptedLLM",
     "Turn",
     "UnconsumedSteps",
+    "UndeclaredTool",
     "UnknownAgent",
     "UnresolvedTemplate",
     "UnroutableRequest",
@@ -114,6 +119,12 @@ class ScriptedLLM:
     scripted delegation names); `session_header` is a header the runtime sends that keys a
     conversation (the two matter only to runtimes that do not send `X-Harness-Agent`);
     `delegation` is the runtime's spelling of `subagent {name, prompt}`.
+
+    `strict` refuses what the real API refuses beyond the shape and conversation checks
+    that always apply: a request without a `model`, and a scripted tool call the request
+    declared no tool for (harness._request). `keep` bounds the captured requests to the
+    last N, for a long-running server; None keeps every one, as an observation needs.
+    `created` fixes the completions' `created` time (default: the clock, frozen in runs).
     """
 
     def __init__(
@@ -125,6 +136,9 @@ class ScriptedLLM:
         roots: Sequence[str] | None = None,
         session_header: str | None = None,
         delegation: Delegation = REFERENCE_DELEGATION,
+        strict: bool = False,
+        keep: int | None = None,
+        created: int | None = None,
     ):
         self.scripts = {name: tuple(turns) for name, turns in scripts.items()}
         self.model = model
@@ -134,7 +148,12 @@ class ScriptedLLM:
         self.routes = Routes(
             default_roots(self.scripts) if roots is None else roots, session_header
         )
-        self.requests: list[CapturedRequest] = []
+        self.strict = strict
+        self.created = created
+        self.requests: MutableSequence[CapturedRequest] = (
+            [] if keep is None else collections.deque(maxlen=keep)
+        )
+        self.served = 0  # requests answered, kept or not
         self.errors: list[ScriptError] = []
         self._state = {name: AgentState() for name in self.scripts}
         self._call_ids = 0
@@ -218,10 +237,20 @@ class ScriptedLLM:
 
     # -- the endpoint -----------------------------------------------------------------
     def respond(self, request: httpx.Request) -> httpx.Response:
+        return self.complete(request).response()
+
+    def complete(self, request: httpx.Request) -> Completion:
+        """The answer to one request, before any transport: the step it consumes, or the
+        error that consumed none."""
         agent = request.headers.get(AGENT_HEADER)
         step: int | None = None
         body = _body(request)
+        self.served += 1
         try:
+            problem = request_problem(body, strict=self.strict)
+            if problem is not None:
+                param, text = problem
+                raise MalformedRequest(text, agent=agent, step=None, param=param)
             messages = body.get("messages") if isinstance(body, dict) else None
             agent = self._agent_of(request, body)
             state = self._state.get(agent)
@@ -242,11 +271,12 @@ class ScriptedLLM:
                     "'messages'",
                     agent=agent,
                     step=step,
+                    param="messages",
                 )
-            problem = conversation_problem(messages)
-            if problem is not None:
+            wrong = conversation_problem(messages)
+            if wrong is not None:
                 raise InvalidConversation(
-                    f"agent {agent}, step {step}: {problem}", agent=agent, step=step
+                    f"agent {agent}, step {step}: {wrong}", agent=agent, step=step, param="messages"
                 )
             if state.cursor >= len(script):
                 raise ScriptExhausted(
@@ -257,40 +287,47 @@ class ScriptedLLM:
                     step=step,
                 )
             turn = script[state.cursor]
-            message = self._render(agent, step, state, turn, messages)
+            message = self._render(agent, step, state, turn, body)
             state.cursor += 1
         except ScriptError as exc:
             self.errors.append(exc)
+            # A bounded server keeps no error bodies: they are what a flood is made of.
+            raw = request.content if isinstance(self.requests, list) else b""
             self.requests.append(
-                CapturedRequest(agent, step, request.content, tuple(request.headers.multi_items()))
+                CapturedRequest(agent, step, raw, tuple(request.headers.multi_items()))
             )
-            return httpx.Response(
-                400,
-                json={
-                    "error": {
-                        "message": str(exc),
-                        "type": "invalid_request_error",
-                        "code": exc.code,
-                    }
-                },
-            )
+            return _completion.error(400, str(exc), exc.code, exc.param)
         self.requests.append(
             CapturedRequest(agent, step, request.content, tuple(request.headers.multi_items()))
         )
         self._completion_ids += 1
         head = {
             "id": f"chatcmpl-{self._completion_ids}",
-            "created": int(time.time()),
+            "created": int(time.time()) if self.created is None else self.created,
             "model": body.get("model", self.model),
         }
         return _completion.reply(head, message, body, self.chunk)
 
     def _render(
-        self, agent: str, step: int, state: AgentState, turn: Turn, messages: list[Any]
+        self, agent: str, step: int, state: AgentState, turn: Turn, body: dict[str, Any]
     ) -> dict[str, Any]:
         message, delegations = render(
-            agent, step, state, turn, messages, self.delegation, self._next_call_id
+            agent, step, state, turn, body["messages"], self.delegation, self._next_call_id
         )
+        missing = undeclared(message, body) if self.strict else []
+        if missing:
+            declared = ", ".join(
+                sorted(str(t["function"]["name"]) for t in body.get("tools") or ())
+            )
+            raise UndeclaredTool(
+                f"agent {agent}, step {step}: the script calls {', '.join(missing)}, but the "
+                f"request declared {'only ' + declared if declared else 'no tools'}; a real "
+                "model can only call declared tools, so the runtime and the script disagree",
+                agent=agent,
+                step=step,
+                param="tools",
+            )
+        # Only a reply that will be sent may open delegations for routing.
         self.routes.issued(agent, message, delegations)
         return message
 
@@ -321,7 +358,7 @@ class ScriptedLLM:
 def _body(request: httpx.Request) -> Any:
     try:
         return json.loads(request.content)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than Python parses
         return None
 
 

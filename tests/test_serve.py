@@ -21,6 +21,16 @@ if TYPE_CHECKING:
     import openai
 
 SCENARIO = "live-root-answered"
+
+
+def tools(*names: str) -> list[dict[str, Any]]:
+    """Declarations of these tools, as a runtime sends them; `serve` is strict by default
+    and answers no scripted call to a tool the request did not declare."""
+    return [{"type": "function", "function": {"name": n, "parameters": {"type": "object"}}}
+            for n in names]  # fmt: skip
+
+
+ASKING = tools("ask_user_question")
 SCRIPTED_ARGS = dict(SCENARIOS[SCENARIO].agents["lead"].script[0].calls[0].args)
 
 
@@ -65,11 +75,13 @@ def served() -> Iterator[tuple[str, subprocess.Popen[str]]]:
 def ask(client: openai.OpenAI, stream: bool) -> tuple[str, dict[str, object]]:
     messages = [{"role": "user", "content": "go"}]
     if not stream:
-        reply = client.chat.completions.create(model="m", messages=messages)  # type: ignore[arg-type]
+        reply = client.chat.completions.create(model="m", messages=messages, tools=ASKING)  # type: ignore[arg-type]
         (call,) = reply.choices[0].message.tool_calls or []
         return call.function.name, json.loads(call.function.arguments)  # type: ignore[union-attr]
     name, fragments = "", []
-    for chunk in client.chat.completions.create(model="m", messages=messages, stream=True):  # type: ignore[arg-type]
+    for chunk in client.chat.completions.create(
+        model="m", messages=messages, stream=True, tools=ASKING
+    ):  # type: ignore[arg-type]
         for delta_call in (chunk.choices[0].delta.tool_calls or []) if chunk.choices else []:
             name += delta_call.function.name or "" if delta_call.function else ""
             fragments.append(delta_call.function.arguments or "" if delta_call.function else "")
@@ -128,7 +140,7 @@ def test_server_stops_once_the_scripts_are_consumed(
     url, proc = served
     client = sdk(url)
     ask(client, False)
-    reply = client.chat.completions.create(model="m", messages=answered("ANSWER"))
+    reply = client.chat.completions.create(model="m", messages=answered("ANSWER"), tools=ASKING)  # type: ignore[arg-type]
     assert reply.choices[0].message.content == "ANSWERED: ANSWER"
     assert proc.wait(10) == 0
     assert "all scripts consumed after 2 request(s)" in (proc.stderr.read() if proc.stderr else "")
@@ -177,8 +189,10 @@ def run_agent(client: openai.OpenAI, prompt: str, *, depth: int, delegation_tool
     a fresh conversation whose one user message is its task, as real runtimes do."""
     messages: list[Any] = [{"role": "user", "content": prompt}]
     final = ""
+    declared = tools("ask_user_question", delegation_tool)
     for _ in range(8):
-        message = client.chat.completions.create(model="m", messages=messages).choices[0].message
+        reply = client.chat.completions.create(model="m", messages=messages, tools=declared)  # type: ignore[arg-type]
+        message = reply.choices[0].message
         messages.append(message.model_dump(exclude_none=True))
         final = message.content or final
         if not message.tool_calls:

@@ -29,7 +29,7 @@ def sse_events(llm: ScriptedLLM, agent: str = "a") -> list[str]:
         },
     )
     response = llm.respond(request)
-    assert response.headers["content-type"] == "text/event-stream"
+    assert response.headers["content-type"] == "text/event-stream; charset=utf-8"
     return [line[6:] for line in response.text.split("\n\n") if line.startswith("data: ")]
 
 
@@ -43,7 +43,9 @@ def test_chunks_have_the_openai_shape_and_order() -> None:
     chunks = [json.loads(e) for e in events]
     assert all(c["object"] == "chat.completion.chunk" for c in chunks)
     deltas = [c["choices"][0]["delta"] for c in chunks if c["choices"]]
-    assert deltas[0] == {"role": "assistant", "content": ""}
+    assert deltas[0] == {"role": "assistant", "content": "", "refusal": None}
+    assert {c["system_fingerprint"] for c in chunks} == {"fp_keyless_harness"}
+    assert all(c["choices"][0]["logprobs"] is None for c in chunks if c["choices"])
     assert [d["content"] for d in deltas[1:4]] == ["h", "i", "!"]
     calls = [d["tool_calls"][0] for d in deltas if "tool_calls" in d]
     first = calls[0]
@@ -54,7 +56,16 @@ def test_chunks_have_the_openai_shape_and_order() -> None:
     assert json.loads("".join(fragments)) == ARGS
     assert {c["index"] for c in calls} == {0, 1} and calls[-1]["index"] == 1
     assert chunks[-2]["choices"][0]["finish_reason"] == "tool_calls"
-    assert chunks[-1]["choices"] == [] and chunks[-1]["usage"]["total_tokens"] == 0
+    # usage is the documented estimate, a token per four characters rounded up: "go" is 1,
+    # and the reply is its text plus each call's arguments.
+    said = "hi!" + "".join(json.dumps(a, separators=(",", ":"), ensure_ascii=False)
+                           for a in (ARGS, {}))  # fmt: skip
+    assert chunks[-1]["choices"] == []
+    assert chunks[-1]["usage"] == {
+        "prompt_tokens": 1,
+        "completion_tokens": -(-len(said) // 4),
+        "total_tokens": 1 + -(-len(said) // 4),
+    }
 
 
 @pytest.mark.parametrize("chunk", [None, 1, 5])

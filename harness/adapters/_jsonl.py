@@ -211,13 +211,12 @@ class JsonLinesAdapter:
             return Observation.empty(scenario.id, "error", why)
         finally:
             if server is not None:
-                server.shutdown()
-                server.server_close()
+                server.stop()
 
     def _serve(self, scenario: Scenario, options: RunOptions) -> tuple[ScriptedLLM, Any]:
         """The scenario's scripts on a loopback server of its own, routed and spelled as
         this adapter's runtime declared."""
-        from harness._serve import FakeServer
+        from harness._serve import ServerThread
         from harness.fake import ScriptedLLM
 
         llm = ScriptedLLM(
@@ -227,9 +226,7 @@ class JsonLinesAdapter:
             session_header=self.session_header,
             delegation=self.delegation,
         )
-        server = FakeServer(llm, "127.0.0.1", 0)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        return llm, server
+        return llm, ServerThread(llm)
 
 
 def _routing(hello: dict[str, Any]) -> tuple[str | None, Delegation]:

@@ -1,0 +1,153 @@
+"""`harness serve SCENARIO_ID`: its options, and loading only the one scenario it serves."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness._cli import _invalid, _usage
+
+if TYPE_CHECKING:
+    from harness._routing import Delegation
+
+
+def add_parser(sub: Any) -> None:
+    serve = sub.add_parser("serve", help="serve one scenario's scripts on a loopback HTTP server")
+    serve.add_argument("scenario_id", metavar="SCENARIO_ID")
+    add = serve.add_argument
+    add("--host", default="127.0.0.1", help="loopback address (default: 127.0.0.1)")
+    add("--port", type=int, default=0, help="port (default: 0, any free port)")
+    add(
+        "--idle-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="stop after this long without a request (default: 30)",
+    )
+    add(
+        "--chunk",
+        type=int,
+        default=None,
+        metavar="N",
+        help="characters per streamed delta (default: whole)",
+    )
+    add(
+        "--session-header",
+        default=None,
+        metavar="NAME",
+        help="a header your runtime sends that keys a conversation, e.g. "
+        "x-deepseek-harness-session-id (default: none; without X-Harness-Agent, requests are "
+        "then told apart by the conversation itself)",
+    )
+    add(
+        "--delegation",
+        default=None,
+        metavar="JSON",
+        help="your runtime's spelling of the scenarios' subagent {name, prompt}, e.g. "
+        '\'{"tool": "task", "arguments": {"description": "{name}", "prompt": "{prompt}"}}\'',
+    )
+    add(
+        "--lenient",
+        action="store_true",
+        help="accept what the real API refuses: no model, or a scripted call to a tool the "
+        "request did not declare (default: refuse, naming the field)",
+    )
+    add(
+        "--max-body-mib",
+        type=float,
+        default=8.0,
+        metavar="MIB",
+        help="largest request body accepted; larger gets 413 (default: 8)",
+    )
+    add(
+        "--read-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="how long a request body may stall before 408 (default: 10)",
+    )
+    add(
+        "--chunk-delay-ms",
+        type=float,
+        default=0.0,
+        metavar="MS",
+        help="wait before each streamed event: a slow or stalled model (default: 0)",
+    )
+    add("--cut-stream-after", type=int, default=None, metavar="N",
+        help="end every stream after N events, with no finish_reason or [DONE]: a model "
+        "that drops mid-reply (default: never)")  # fmt: skip
+
+
+def serve_command(args: argparse.Namespace, directory: Path | None) -> int:
+    from harness._asgi import Limits
+    from harness._paths import scenarios_dir
+    from harness._routing import DialectError
+    from harness._serve import NotLoopback, check_loopback, serve
+    from harness.fake import ScriptedLLM
+    from harness.scenario import ScenarioError, load_scenario
+
+    path = (directory or scenarios_dir()) / f"{args.scenario_id}.yaml"
+    if "/" in args.scenario_id or not path.is_file():
+        return _usage(f"unknown scenario id: {args.scenario_id}; 'harness list' shows the ids")
+    try:
+        # Only the file it serves: a large scenario folder costs nothing here.
+        scenario = load_scenario(path)
+    except ScenarioError as exc:
+        return _invalid(exc, "nothing was served")
+    try:
+        check_loopback(args.host)
+    except NotLoopback as exc:
+        return _usage(str(exc))
+    positive = [args.idle_timeout, args.max_body_mib, args.read_timeout]
+    if min(positive) <= 0 or args.chunk_delay_ms < 0 or (args.chunk or 1) < 1:
+        return _usage("--idle-timeout, --max-body-mib, --read-timeout and --chunk take positive "
+                      "numbers, --chunk-delay-ms zero or more")  # fmt: skip
+    if args.cut_stream_after is not None and args.cut_stream_after < 1:
+        return _usage("--cut-stream-after takes a positive number of events")
+    try:
+        delegation = _delegation(args.delegation)
+    except DialectError as exc:
+        return _usage(str(exc))
+    llm = ScriptedLLM(
+        {n: a.script for n, a in scenario.agents.items()},
+        chunk=args.chunk,
+        roots=scenario.roots(),
+        session_header=args.session_header,
+        delegation=delegation,
+        strict=not args.lenient,
+        keep=16,  # nothing reads them after a serve; a long one must not grow without bound
+        created=FROZEN_EPOCH,
+    )
+    limits = Limits(
+        max_body=int(args.max_body_mib * 1024 * 1024),
+        read_timeout=args.read_timeout,
+        chunk_delay=args.chunk_delay_ms / 1000,
+        cut_after=args.cut_stream_after,
+    )
+    try:
+        return serve(llm, host=args.host, port=args.port, idle_timeout=args.idle_timeout,
+                     limits=limits)  # fmt: skip
+    except OSError as exc:
+        return _usage(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
+
+
+# The runs' frozen instant (harness.run.FROZEN_AT, 2026-01-01T00:00:00Z) as completions'
+# `created`: a served reply is the same bytes every time too.
+FROZEN_EPOCH = 1767225600
+
+
+def _delegation(text: str | None) -> Delegation:
+    from harness._routing import REFERENCE_DELEGATION, Delegation, DialectError
+
+    if text is None:
+        return REFERENCE_DELEGATION
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise DialectError(f"--delegation: not JSON ({exc})") from None
+    return Delegation.from_json(value, "--delegation")
+
+
+__all__ = ["add_parser", "serve_command"]
