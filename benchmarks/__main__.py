@@ -13,7 +13,7 @@ from pathlib import Path
 from benchmarks._measure import now
 from benchmarks._report import Section, cpu_times, load_during, render
 
-GROUPS = ("delegation", "peer", "hang", "scale", "cli", "suite")
+GROUPS = ("delegation", "peer", "hang", "scale", "cli", "serve", "suite")
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 SIZES = (
     ("--repeats", 200, "runs of each in-process delegation benchmark (figures 1-3)"),
@@ -23,6 +23,7 @@ SIZES = (
     ("--tree-repeats", 3, "fresh processes per delegation-tree size (figure 6a)"),
     ("--scenarios", 10_000, "small generated scenarios in one process (figure 6b)"),
     ("--cli-runs", 20, "cold starts of `harness list` and `python -c pass` (figure 7)"),
+    ("--serve-requests", 500, "requests per client to `harness serve` (figure 8)"),
 )
 
 
@@ -79,12 +80,18 @@ def plan(args: argparse.Namespace) -> list[tuple[str, Callable[[], list[Section]
             return [figures_process.cold_start(runs=1, warmup=0)]
         return [figures_process.cold_start(runs=args.cli_runs)]
 
+    def serve() -> list[Section]:
+        from benchmarks import figures_serve
+
+        return [figures_serve.measure(quick=q, requests=args.serve_requests)]
+
     def suite() -> list[Section]:
         from benchmarks import figures_process
 
         return [figures_process.suite(repeats=args.suite_repeats)]
 
-    steps = {"delegation": delegation, "hang": hang, "scale": scale, "cli": cli, "suite": suite}
+    steps = {"delegation": delegation, "hang": hang, "scale": scale, "cli": cli, "serve": serve,
+             "suite": suite}  # fmt: skip
     if "delegation" in args.skip:
         args.skip.add("peer")
     return [(name, step) for name, step in steps.items() if name not in args.skip]

@@ -1,0 +1,78 @@
+"""The official openai Node SDK runs a whole delegation against `harness serve`, streamed
+and not, with no routing header (the Python SDK's twin is in tests/test_serve.py).
+
+The SDK is installed from tests/fixtures/openai-node's lockfile on first use.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.runtime.questions import DELEGATED_CALLER, MESSAGES
+
+CLIENT = Path(__file__).parent / "fixtures" / "openai-node"
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("node") is None or shutil.which("npm") is None,
+    reason="node and npm are not on PATH; .ci/run says SKIPPED loudly in that case",
+)
+
+
+@pytest.fixture(scope="session")
+def node_sdk() -> Path:
+    # One install for every xdist worker: the first takes the lock and installs.
+    with (CLIENT / "package-lock.json").open() as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (CLIENT / "node_modules" / "openai" / "package.json").is_file():
+            done = subprocess.run(
+                ["npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts"],
+                cwd=CLIENT, capture_output=True, text=True, timeout=300,
+            )  # fmt: skip
+            assert done.returncode == 0, f"npm ci in {CLIENT} failed:\n{done.stderr[-2000:]}"
+    return CLIENT
+
+
+@pytest.mark.parametrize("transport", ["json", "sse"])
+@pytest.mark.parametrize(
+    ("served_id", "dialect", "final"),
+    [
+        ("grandchild-refused", None, "PARENT_COMPLETED"),
+        (
+            "parallel-children-refused",
+            {"tool": "task", "arguments": {"description": "{name}", "prompt": "{prompt}"}},
+            "PARENT_COMPLETED: UNRESOLVED: Should gpu-pool use the CUDA fallback? | "
+            "UNRESOLVED: How many threads should cpu-pool use?",
+        ),
+    ],
+    ids=["nested-subagent", "parallel-task-dialect"],
+)
+def test_the_node_sdk_runs_a_delegation_tree_against_serve(
+    node_sdk: Path, transport: str, served_id: str, dialect: dict[str, object] | None, final: str
+) -> None:
+    command = [sys.executable, "-m", "harness", "serve", served_id, "--idle-timeout", "20"]
+    command += ["--delegation", json.dumps(dialect)] if dialect else []
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as server:
+        assert server.stdout is not None and server.stderr is not None
+        try:
+            url = server.stdout.readline().strip()
+            tool = str(dialect["tool"]) if dialect else "subagent"
+            refusal = "Error: " + MESSAGES[DELEGATED_CALLER]
+            ran = subprocess.run(
+                ["node", "delegate.mjs", url, tool, transport, refusal],
+                cwd=node_sdk, capture_output=True, text=True, timeout=30,
+            )  # fmt: skip
+            assert ran.returncode == 0, ran.stderr[-2000:]
+            assert json.loads(ran.stdout) == {"final": final}
+            assert server.wait(10) == 0, server.stderr.read()
+            assert "all scripts consumed" in server.stderr.read()
+        finally:
+            server.kill()
