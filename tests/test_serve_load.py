@@ -267,3 +267,44 @@ def test_memory_stays_bounded_over_10000_requests(served: Served) -> None:
     before = served.rss()
     assert asyncio.run(hammer(served, 10_000)) == {200}
     assert served.rss() - before < RSS_GROWTH_BOUND
+
+
+def test_cut_stream_after_ends_each_stream_early_without_done(tmp_path: Path) -> None:
+    with serving(tmp_path, 2, "--cut-stream-after", "2") as served:
+        streamed = {**BODY, "stream": True}
+        url = served.url + "/chat/completions"
+        with httpx.stream("POST", url, json=streamed, headers=AGENT, timeout=5) as response:
+            events = [line[6:] for line in response.iter_lines() if line.startswith("data: ")]
+        assert len(events) == 2 and "[DONE]" not in events
+        assert all(json.loads(e)["choices"][0]["finish_reason"] is None for e in events)
+        assert post(served).status_code == 200  # the server goes on; the cut step was served
+        assert served.proc.wait(10) == 0
+    assert "cut agent lead's step 1 after 2 of" in (tmp_path / "stderr").read_text()
+
+
+def test_a_bug_of_ours_is_a_json_500_and_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    from harness._asgi import FakeApp
+    from harness.fake import ScriptedLLM
+
+    class Broken(ScriptedLLM):
+        def complete(self, request: httpx.Request) -> Any:
+            raise KeyError("boom")
+
+    lines: list[str] = []
+    app = FakeApp(Broken({}), log=lines.append)
+
+    async def ask() -> httpx.Response:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://fake") as client:
+            return await client.post("/v1/chat/completions", json=BODY)
+
+    response = asyncio.run(ask())
+    assert response.status_code == 500
+    assert error_of(response) == {
+        "message": "the fake failed; see its stderr",
+        "type": "server_error",
+        "param": None,
+        "code": "internal_error",
+    }
+    assert lines == ["internal error answering POST /v1/chat/completions: KeyError: 'boom'; "
+                     "this is a bug in keyless-harness"]  # fmt: skip
