@@ -112,6 +112,23 @@ def _parser() -> argparse.ArgumentParser:
         "--stream", action="store_true", help="stream replies as SSE chat.completion.chunk deltas"
     )
     run.add_argument(
+        "--shard",
+        default=None,
+        metavar="K/N",
+        help="run only shard K of N: a stable split by scenario id, so N jobs run every "
+        "scenario exactly once",
+    )
+    run.add_argument(
+        "--junit", type=Path, default=None, metavar="FILE", help="also write JUnit XML to FILE"
+    )
+    run.add_argument(
+        "--format",
+        choices=("text", "github"),
+        default="text",
+        help="github: also print workflow annotations at the failing lines, and write a step "
+        "summary to $GITHUB_STEP_SUMMARY when it is set",
+    )
+    run.add_argument(
         "--chunk",
         type=int,
         default=None,

@@ -5,15 +5,23 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness._cli import EXIT_FAILED, EXIT_HANG, EXIT_OK, _invalid, _usage
 from harness.adapters._base import DEFAULT_BACKSTOP
 
 if TYPE_CHECKING:
+    from harness._results import Ran
     from harness.adapters import Adapter, Expectations
     from harness.run import Result
     from harness.scenario import Scenario
+
+# The real clock, for --junit's timings: runs freeze time, and freezegun swaps every module
+# attribute that is a clock function, but does not look inside a dict.
+_REAL = {"clock": time.perf_counter}
 
 
 def run(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
@@ -24,6 +32,17 @@ def run(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
     if unknown:
         return _usage(f"unknown scenario id(s): {', '.join(unknown)}; 'harness list' shows the ids")
     chosen = [by_id[i] for i in args.ids] if args.ids else scenarios
+    if args.shard is not None:
+        from harness._results import in_shard, parse_shard
+
+        try:
+            k, n = parse_shard(args.shard)
+        except ValueError as exc:
+            return _usage(str(exc))
+        chosen = in_shard(chosen, k, n)
+        if not chosen:
+            print(f"shard {k}/{n} holds none of the {len(by_id)} scenario(s); nothing to run")
+            return EXIT_OK
     backstop = args.backstop if args.backstop is not None else DEFAULT_BACKSTOP
     if backstop <= 0:
         return _usage("--backstop must be a positive number of seconds")
@@ -31,6 +50,8 @@ def run(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
         return _usage("--chunk takes a positive number of characters, together with --stream")
     if args.guard is not None and args.adapter not in (None, "reference"):
         return _usage("--guard is a test seam of the reference runtime; drop it or --adapter")
+    if args.junit is not None and not args.junit.parent.is_dir():
+        return _usage(f"--junit {args.junit}: no such directory {args.junit.parent}")
     if args.snapshots is not None and not args.snapshots.is_dir():
         return _usage(f"--snapshots {args.snapshots}: not a directory of golden snapshots")
     try:
@@ -60,6 +81,7 @@ def _report(
     backstop: float,
 ) -> int:
     from harness._paths import scenarios_dir, snapshots_dir
+    from harness._results import Ran
     from harness.adapters import ReferenceAdapter, runtime_of
     from harness.run import Wire, run_scenarios, summary
 
@@ -69,7 +91,9 @@ def _report(
     # are). Only the reference on a directory of the user's own may run without them.
     shipped = args.scenarios is None or args.scenarios.resolve() == scenarios_dir().resolve()
     require = shipped or args.snapshots is not None or not isinstance(adapter, ReferenceAdapter)
-    results, verdicts = [], []
+    results, verdicts, ran = [], [], []
+    clock = _REAL["clock"]
+    began = clock()
     id_width = max(len(s.id) for s in chosen)
     label_width = 10 if expectations.path is not None else 5
     runtime = runtime_of(adapter)
@@ -87,6 +111,8 @@ def _report(
         label, acceptable = expectations.verdict(result.scenario.id, result.status)
         results.append(result)
         verdicts.append((label, acceptable))
+        ran.append(Ran(result, label, acceptable, clock() - began))
+        began = clock()
         if args.json:
             continue
         head = f"{label:<{label_width}} {result.scenario.id:<{id_width}}  "
@@ -125,6 +151,7 @@ def _report(
         ]  # fmt: skip
         print(_by_kind(results, verdicts))
         print(line + (f" ({'; '.join(notes)})" if notes else ""))
+    _for_ci(args, ran, adapter.name, runtime)
     unexpected = [r for r, (_, ok) in zip(results, verdicts, strict=True) if not ok]
     if any(r.observation.outcome == "hang" for r in unexpected):
         return EXIT_HANG
@@ -153,3 +180,18 @@ def _by_kind(results: list[Result], verdicts: list[tuple[str, bool]]) -> str:
         counts += [f"{skipped} skipped"] if skipped else []
         parts.append(f"{kind}: {', '.join(counts)}")
     return "; ".join(parts)
+
+
+def _for_ci(args: argparse.Namespace, ran: list[Ran], adapter: str, runtime: str | None) -> None:
+    from harness._results import github_annotations, junit, step_summary
+
+    here = Path.cwd()
+    if args.junit is not None:
+        args.junit.write_bytes(junit(ran, adapter, runtime, here))
+    if args.format == "github":
+        for line in github_annotations(ran, here):
+            print(line)
+        summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
+        if summary_file:
+            with open(summary_file, "a", encoding="utf-8") as out:
+                out.write(step_summary(ran, adapter, runtime))

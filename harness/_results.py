@@ -1,0 +1,152 @@
+"""`harness run`'s results as CI systems read them: JUnit XML, GitHub workflow annotations
+with a markdown step summary, and the stable split of a corpus into shards."""
+
+from __future__ import annotations
+
+import hashlib
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from harness.run import Result
+    from harness.scenario import Scenario
+
+
+@dataclass(frozen=True)
+class Ran:
+    """One scenario's result as `harness run` judged it: the expectations' label, whether
+    that is acceptable, and the real seconds it took (scenario time is frozen; this is not)."""
+
+    result: Result
+    label: str
+    acceptable: bool
+    seconds: float
+
+
+# -- shards ---------------------------------------------------------------------------
+def parse_shard(text: str) -> tuple[int, int]:
+    """'K/N' -> (K, N), 1 <= K <= N; ValueError says how to write it."""
+    k, sep, n = text.partition("/")
+    if not sep or not k.isdigit() or not n.isdigit() or not 1 <= int(k) <= int(n):
+        raise ValueError(f"--shard {text}: write K/N with 1 <= K <= N, e.g. 2/4")
+    return int(k), int(n)
+
+
+def shard_of(scenario_id: str, shards: int) -> int:
+    """The shard (1..N) a scenario belongs to: the first 8 bytes of the SHA-256 of its id,
+    modulo N, plus 1. By id alone, so adding a scenario never moves another one."""
+    digest = hashlib.sha256(scenario_id.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") % shards + 1
+
+
+def in_shard(scenarios: Sequence[Scenario], k: int, n: int) -> list[Scenario]:
+    return [s for s in scenarios if shard_of(s.id, n) == k]
+
+
+# -- JUnit XML ------------------------------------------------------------------------
+def junit(ran: Sequence[Ran], adapter: str, runtime: str | None, root: Path) -> bytes:
+    """One testsuite, one testcase per scenario (classname: the adapter; name: the id).
+    A failure's message is its first mismatch and its text all of them; a known failure
+    the expectations accept is skipped, saying so."""
+    suite = ET.Element("testsuite", name="keyless-harness", tests=str(len(ran)))
+    properties = ET.SubElement(suite, "properties")
+    ET.SubElement(properties, "property", name="runtime", value=runtime or "")
+    counts = {"failures": 0, "errors": 0, "skipped": 0}
+    for item in ran:
+        result = item.result
+        case = ET.SubElement(suite, "testcase", classname=adapter, name=result.scenario.id)
+        case.set("file", _shown(result.scenario.path, root))
+        case.set("time", f"{item.seconds:.3f}")
+        detail = "\n".join(result.mismatches)
+        first = result.mismatches[0] if result.mismatches else ""
+        if result.status == "skip":
+            counts["skipped"] += 1
+            ET.SubElement(case, "skipped", message=first)
+        elif item.acceptable and result.status != "pass":
+            counts["skipped"] += 1
+            ET.SubElement(case, "skipped", message=f"known failure: {first}").text = detail
+        elif not item.acceptable and _errored(result):
+            counts["errors"] += 1
+            ET.SubElement(case, "error", message=first).text = detail
+        elif not item.acceptable:
+            counts["failures"] += 1
+            why = first or "passes, but the expectations file lists it as failing; remove it"
+            ET.SubElement(case, "failure", message=why).text = detail or why
+    for key, value in counts.items():
+        suite.set(key, str(value))
+    suite.set("time", f"{sum(r.seconds for r in ran):.3f}")
+    top = ET.Element("testsuites")
+    top.append(suite)
+    ET.indent(top)
+    xml: bytes = ET.tostring(top, encoding="utf-8", xml_declaration=True)
+    return xml + b"\n"
+
+
+def _errored(result: Result) -> bool:
+    """An error, not a failure: the scenario's script broke, or the run ended in an error
+    the scenario did not expect (an adapter or runtime that crashed)."""
+    if result.status == "error":
+        return True
+    return result.observation.outcome == "error" and result.scenario.expect.outcome != "error"
+
+
+# -- GitHub ---------------------------------------------------------------------------
+def github_annotations(ran: Sequence[Ran], root: Path) -> list[str]:
+    """`::error file=...,line=...::` for each unacceptable result, at the scenario file and
+    the line of the expectation that failed, where one is named."""
+    lines = []
+    for item in ran:
+        if item.acceptable:
+            continue
+        result = item.result
+        path = result.scenario.path
+        first = result.mismatches[0] if result.mismatches else "passes, but is listed as failing"
+        where = f"file={_prop(_shown(path, root))},line={expectation_line(path, first)}"
+        title = _prop(f"{result.scenario.id}: {item.label}")
+        message = _data("\n".join(result.mismatches) or first)
+        lines.append(f"::error {where},title={title}::{message}")
+    return lines
+
+
+def expectation_line(path: Path, mismatch: str) -> int:
+    """The line of `expect.KEY` (or `expect:`) for a mismatch about KEY; else line 1."""
+    key = mismatch.split(":", 1)[0].split("[", 1)[0].split(".", 1)[0].strip()
+    lines = path.read_text("utf-8-sig").splitlines()
+    expect = next((i for i, text in enumerate(lines) if text.startswith("expect:")), None)
+    if expect is None:
+        return 1
+    for i in range(expect + 1, len(lines)):
+        text = lines[i]
+        if text and not text.startswith((" ", "#")):
+            break  # the next top-level key: expect's block is over
+        if text.strip().startswith(f"{key}:"):
+            return i + 1
+    return expect + 1
+
+
+def step_summary(ran: Sequence[Ran], adapter: str, runtime: str | None) -> str:
+    rows = [f"### keyless-harness: {adapter}", "", f"Runtime: {runtime or '(not said)'}", "",
+            "| scenario | verdict | first mismatch |", "|---|---|---|"]  # fmt: skip
+    for item in ran:
+        first = item.result.mismatches[0] if item.result.mismatches else ""
+        first = first.replace("|", "\\|")[:200]
+        rows.append(f"| `{item.result.scenario.id}` | {item.label} | {first} |")
+    return "\n".join(rows) + "\n"
+
+
+def _shown(path: Path, root: Path) -> str:
+    """A scenario file as CI shows it: relative to the working directory when inside it."""
+    return str(path.relative_to(root) if path.is_relative_to(root) else path)
+
+
+def _prop(value: str) -> str:
+    # GitHub's escaping for annotation properties.
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A").replace(
+        ":", "%3A").replace(",", "%2C")  # fmt: skip
+
+
+def _data(value: str) -> str:
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
