@@ -147,6 +147,11 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="caller-check variant, e.g. none to see the hang before the fix",
     )
+    repro.add_argument(
+        "--mermaid",
+        action="store_true",
+        help="print a Mermaid sequence diagram (fenced, to paste into a GitHub issue or PR)",
+    )
     from harness._serve_command import add_parser
 
     add_parser(sub)
@@ -242,7 +247,12 @@ def _repro(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
         return _usage(f"unknown scenario id: {args.scenario_id}; 'harness list' shows the ids")
     scenario = by_id[args.scenario_id]
     result = judge(scenario, observe_scenario(scenario, guard=args.guard))
-    lines = transcript(result.observation, args.guard or scenario.guard, result.mismatches)
+    if args.mermaid:
+        from harness.run._mermaid import sequence
+
+        lines = ["```mermaid", *sequence(result.observation), "```"]
+    else:
+        lines = transcript(result.observation, args.guard or scenario.guard, result.mismatches)
     print("\n".join(lines))
     # The exit code `harness run` would give this one scenario (without golden snapshots).
     if result.status == "pass":
