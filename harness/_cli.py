@@ -248,7 +248,7 @@ def _repro(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
     scenario = by_id[args.scenario_id]
     result = judge(scenario, observe_scenario(scenario, guard=args.guard))
     if args.mermaid:
-        from harness.run._mermaid import sequence
+        from harness.run._sequence import sequence
 
         lines = ["```mermaid", *sequence(result.observation), "```"]
     else:

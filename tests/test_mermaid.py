@@ -9,7 +9,7 @@ import pytest
 
 from harness._cli import main
 from harness.run import observe_scenario
-from harness.run._mermaid import sequence, text
+from harness.run._sequence import clip, mermaid_text, sequence
 from tests.conftest import SCENARIOS
 
 ID = r"[A-Za-z][A-Za-z0-9]*"
@@ -74,5 +74,4 @@ def test_the_hang_before_the_fix_ends_in_its_wait_for_chain(
 
 
 def test_text_is_one_line_with_entities_for_what_mermaid_would_read() -> None:
-    assert text("a;b #1\nc") == "a#59;b #35;1 c"
-
+    assert mermaid_text(clip("a;b #1\nc")) == "a#59;b #35;1 c"
