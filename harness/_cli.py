@@ -152,9 +152,11 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print a Mermaid sequence diagram (fenced, to paste into a GitHub issue or PR)",
     )
+    from harness._report_command import add_parser as add_report
     from harness._serve_command import add_parser
 
     add_parser(sub)
+    add_report(sub)
     snapshot = sub.add_parser(
         "snapshot",
         help="write golden snapshots from the reference runtime (never under CI)",
@@ -223,6 +225,10 @@ def _main(args: argparse.Namespace) -> int:
         return _mutants(args, scenarios)
     if args.command == "coverage":
         return _coverage(scenarios)
+    if args.command == "report":
+        from harness._report_command import report
+
+        return report(args, scenarios)
     if args.command == "snapshot":
         from harness._snapshot_command import snapshot
 

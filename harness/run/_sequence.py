@@ -79,7 +79,7 @@ def diagram(observation: Observation) -> Diagram:
         for chain in [*observation.hang.get("graph", []), *observation.hang.get("cycles", [])]:
             out.note(first, f"hang: {chain}", through=ANSWERER, width=160)
     else:
-        out.note(ids[order[0]] if order else HOST,
+        out.note(ids[order[0]] if order else SERVICE,
                  f"outcome: {observation.outcome} {observation.error or ''}")  # fmt: skip
     return out
 
