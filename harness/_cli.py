@@ -267,11 +267,16 @@ def _repro(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
 
 
 def _mutants(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
+    from harness._progress import Progress
     from harness.run._mutants import mutant_matrix, render
 
+    bar: list[Progress] = []
+
     def progress(done: int, total: int, variant: str, scenario: str, cell: str) -> None:
-        # stderr, so --json output stays clean; one line per cell keeps CI logs readable.
-        print(f"[{done}/{total}] {variant} x {scenario}: {cell}", file=sys.stderr, flush=True)
+        # stderr, so --json output stays clean: a bar on a terminal, a line per cell in a log.
+        if not bar:
+            bar.append(Progress(total, "mutants"))
+        bar[0].step(f"{variant} x {scenario}", cell)
 
     matrix = mutant_matrix(scenarios, progress=progress)
     if args.json:

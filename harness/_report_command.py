@@ -36,6 +36,7 @@ def add_parser(sub: Any) -> None:
 
 def report(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
     from harness._paths import snapshots_dir
+    from harness._progress import Progress
     from harness._report_html import page
     from harness._results import Ran
     from harness.adapters import AdapterError, open_adapter, runtime_of
@@ -57,10 +58,10 @@ def report(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
         return _usage(str(exc))
     golden = snapshots_dir(args.scenarios)
     ran = []
+    progress = Progress(len(chosen), "report")
     try:
-        for i, result in enumerate(run_scenarios(chosen, adapter=adapter, golden=golden), 1):
-            print(f"[{i}/{len(chosen)}] {result.scenario.id}: {result.status}", file=sys.stderr,
-                  flush=True)  # fmt: skip
+        for result in run_scenarios(chosen, adapter=adapter, golden=golden):
+            progress.step(result.scenario.id, result.status)
             ok = result.status in ("pass", "skip")
             ran.append(Ran(result, result.status.upper(), ok, 0.0))
         matrix = None

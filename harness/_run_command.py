@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -81,6 +82,7 @@ def _report(
     backstop: float,
 ) -> int:
     from harness._paths import scenarios_dir, snapshots_dir
+    from harness._progress import Progress
     from harness._results import Ran
     from harness.adapters import ReferenceAdapter, runtime_of
     from harness.run import Wire, run_scenarios, summary
@@ -97,6 +99,10 @@ def _report(
     id_width = max(len(s.id) for s in chosen)
     label_width = 10 if expectations.path is not None else 5
     runtime = runtime_of(adapter)
+    # A long run watched on a terminal while its lines go elsewhere (--json, or stdout to a
+    # file) gets a bar on stderr; on a terminal the lines themselves show the progress.
+    quiet = args.json or not sys.stdout.isatty()
+    bar = Progress(len(chosen), "run") if len(chosen) > 50 and quiet else None
     if not args.json:  # first, so a log shows what was run before what it did
         print(f"runtime: {adapter.name}: {runtime or '(the adapter does not say)'}", flush=True)
     for result in run_scenarios(
@@ -113,6 +119,8 @@ def _report(
         verdicts.append((label, acceptable))
         ran.append(Ran(result, label, acceptable, clock() - began))
         began = clock()
+        if bar is not None:
+            bar.step(result.scenario.id, result.status)
         if args.json:
             continue
         head = f"{label:<{label_width}} {result.scenario.id:<{id_width}}  "

@@ -1,0 +1,53 @@
+"""The README's GitHub Actions recipe parses as YAML, and every `harness` command in it is
+one the CLI accepts, with those flags."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from harness._cli import _parser
+
+README = (Path(__file__).parents[1] / "README.md").read_text("utf-8")
+
+
+def recipe() -> dict[str, Any]:
+    section = README.split("### A CI recipe (GitHub Actions)", 1)[1]
+    block = re.search(r"```yaml\n(.*?)```", section, re.S)
+    assert block is not None, "the recipe's yaml block is gone"
+    doc: dict[str, Any] = yaml.safe_load(block[1])
+    return doc
+
+
+def commands() -> list[str]:
+    steps = recipe()["jobs"]["scenarios"]["steps"]
+    runs = [" ".join(step["run"].split()) for step in steps if "run" in step]
+    # GitHub fills in ${{ matrix.shard }} before the shell sees it.
+    return [re.sub(r"\$\{\{ matrix\.shard \}\}", "2", r) for r in runs if r.startswith("harness")]
+
+
+def test_the_recipe_is_a_workflow_over_a_matrix_of_shards() -> None:
+    doc = recipe()
+    assert set(doc) >= {"name", "jobs"} and (doc.get("on") or doc.get(True))
+    job = doc["jobs"]["scenarios"]
+    shards = job["strategy"]["matrix"]["shard"]
+    assert shards == list(range(1, len(shards) + 1))
+    assert all(f"/{len(shards)}" in c for c in commands() if "--shard" in c)
+    uploaded = [s for s in job["steps"] if str(s.get("uses", "")).startswith("actions/upload")]
+    assert uploaded and "report.html" in uploaded[0]["with"]["path"]
+
+
+@pytest.mark.parametrize("command", commands())
+def test_each_harness_command_parses(command: str) -> None:
+    argv = shlex.split(command)[1:]
+    args = _parser().parse_args(argv)
+    assert args.command in ("run", "report")
+    if args.command == "run":
+        assert (args.shard, args.format) == ("2/4", "github")
+        assert str(args.junit) == "results-2.xml"
+    assert args.adapter == "jsonl:node adapter.mjs"
