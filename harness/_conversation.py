@@ -52,5 +52,22 @@ def conversation_problem(messages: Sequence[Any]) -> str | None:
                 call_id = call.get("id") if isinstance(call, dict) else None
                 if not isinstance(call_id, str):
                     return f"{where} (assistant) has a tool call without a string id"
+                wrong = _call_problem(call)
+                if wrong:
+                    return f"{where} (assistant) tool call {call_id!r} {wrong}"
                 open_calls[call_id] = i
+    return None
+
+
+def _call_problem(call: dict[str, Any]) -> str | None:
+    """A tool call sent back as the API takes it: {id, type: function, function: {name,
+    arguments}}, both strings; a runtime that drops one replays a history no API reads."""
+    function = call.get("function")
+    if call.get("type") != "function":
+        return "needs type 'function'"
+    if not isinstance(function, dict):
+        return "needs a function object {name, arguments}"
+    for key in ("name", "arguments"):
+        if not isinstance(function.get(key), str):
+            return f"needs function.{key} as a string"
     return None

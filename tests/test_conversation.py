@@ -60,3 +60,25 @@ def test_a_well_formed_conversation_passes() -> None:
 def test_a_garbled_conversation_says_what_is_wrong(messages: list[Any], problem: str) -> None:
     found = conversation_problem(messages)
     assert found is not None and found.startswith(problem)
+
+
+@pytest.mark.parametrize(
+    ("call", "why"),
+    [
+        ({"id": "c1", "function": {"name": "t", "arguments": "{}"}}, "needs type 'function'"),
+        ({"id": "c1", "type": "function"}, "needs a function object {name, arguments}"),
+        ({"id": "c1", "type": "function", "function": {"arguments": "{}"}},
+         "needs function.name as a string"),
+        ({"id": "c1", "type": "function", "function": {"name": "t", "arguments": {}}},
+         "needs function.arguments as a string"),
+    ],
+)  # fmt: skip
+def test_a_replayed_tool_call_must_keep_its_whole_shape(call: dict[str, object], why: str) -> None:
+    from harness._conversation import conversation_problem
+
+    messages = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "x"},
+    ]
+    assert conversation_problem(messages) == f"message 1 (assistant) tool call 'c1' {why}"

@@ -1,0 +1,110 @@
+"""What the runtime's chat client puts on the wire and how it reads a stream back, byte by
+byte: the request defaults, the agent header in both modes, and SSE read as the spec
+defines it (found missing by mutation testing; see benchmarks/MUTATION.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from harness.runtime.llm import AGENT_HEADER, ChatClient, ChatError, Reply
+
+MESSAGES = [{"role": "user", "content": "go"}]
+TOOLS = [{"type": "function", "function": {"name": "ask_user_question"}}]
+
+
+def exchange(
+    answer: Callable[[httpx.Request], httpx.Response], *, stream: bool, base: str
+) -> tuple[Reply | ChatError, httpx.Request]:
+    seen: list[httpx.Request] = []
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        await request.aread()
+        seen.append(request)
+        return answer(request)
+
+    async def go() -> Reply:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http:
+            client = ChatClient(http, base_url=base, stream=stream)
+            return await client.complete(agent="child", messages=MESSAGES, tools=TOOLS)
+
+    try:
+        reply: Reply | ChatError = asyncio.run(go())
+    except ChatError as exc:
+        reply = exc
+    return reply, seen[0]
+
+
+def completion(request: httpx.Request) -> httpx.Response:
+    message = {"role": "assistant", "content": "hi"}
+    return httpx.Response(200, json={"choices": [{"message": message}]})
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+def test_the_request_says_what_a_chat_completion_needs(stream: bool) -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        if not stream:
+            return completion(request)
+        return sse(['{"choices":[{"delta":{"content":"hi"}}]}', "[DONE]"])
+
+    reply, request = exchange(answer, stream=stream, base="http://fake.invalid/v1/")
+    assert reply == Reply(content="hi", tool_calls=())
+    assert str(request.url) == "http://fake.invalid/v1/chat/completions"  # one '/' only
+    assert request.headers[AGENT_HEADER] == "child"  # streamed or not
+    body = json.loads(request.content)
+    expected: dict[str, Any] = {"model": "scripted", "messages": MESSAGES, "tools": TOOLS,
+                                "tool_choice": "auto"}  # fmt: skip
+    if stream:
+        expected |= {"stream": True, "stream_options": {"include_usage": True}}
+    assert body == expected
+
+
+def sse(events: list[str], *, split: int | None = None, prefix: str = "data: ") -> httpx.Response:
+    raw = "".join(f"{prefix}{e}\n\n" for e in events).encode()
+    size = split or len(raw)
+
+    async def pieces() -> AsyncIterator[bytes]:
+        for i in range(0, len(raw), size):
+            yield raw[i : i + size]
+
+    return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=pieces())
+
+
+CALL_IN_PARTS = [
+    '{"choices":[{"delta":{"role":"assistant","content":""}}]}',
+    # The name first, the id only in a later delta: both are kept.
+    '{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"name":"ask_user_question","arguments":""}}]}}]}',
+    '{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_7","function":{"arguments":"{\\"a\\":"}}]}}]}',
+    '{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\\"é\\u2028\\"}"}}]}}]}',
+    "[DONE]",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("split", [None, 1, 7])
+@pytest.mark.parametrize("prefix", ["data: ", "data:"])
+def test_a_stream_is_read_as_sse_defines_it(split: int | None, prefix: str) -> None:
+    reply, _ = exchange(lambda r: sse(CALL_IN_PARTS, split=split, prefix=prefix), stream=True,
+                        base="http://fake.invalid/v1")  # fmt: skip
+    assert isinstance(reply, Reply), reply
+    (call,) = reply.tool_calls
+    assert (call.id, call.name) == ("call_7", "ask_user_question")
+    assert json.loads(call.arguments) == {"a": "é\u2028"}
+
+
+@pytest.mark.parametrize(
+    ("events", "why"),
+    [
+        (['{"choices":[{"delta":{"content":"hi"}}]}'], "stream ended without data: [DONE]"),
+        (['{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c","function":{"arguments":"{}"}}]}}]}',
+          "[DONE]"], "tool call at index 0 never received its id and name"),
+    ],
+    ids=["no-done", "no-name"],
+)  # fmt: skip
+def test_a_broken_stream_is_a_chat_error_naming_what_broke(events: list[str], why: str) -> None:
+    reply, _ = exchange(lambda r: sse(events), stream=True, base="http://fake.invalid/v1")
+    assert isinstance(reply, ChatError) and why in str(reply)
