@@ -28,24 +28,28 @@ def tree(fanout: int, depth: int) -> Scenario:
     UNRESOLVED; each parent completes. Agents are named n0, n1, ... (session ids)."""
     agents: dict[str, AgentSpec] = {}
     leaves: list[str] = []
-    count = 0
-
-    def node(parent: str | None, level: int) -> str:
-        nonlocal count
-        name = f"n{count}"
-        count += 1
-        if level == depth:
+    # Named in pre-order (a node, then each child's whole subtree), without recursion, so a
+    # chain 1,000 deep builds as readily as a wide tree.
+    names: dict[tuple[int, ...], str] = {}
+    stack: list[tuple[int, ...]] = [()]
+    while stack:
+        path = stack.pop()
+        names[path] = f"n{len(names)}"
+        if len(path) < depth:
+            stack += [(*path, i) for i in reversed(range(fanout))]
+    for path, name in names.items():
+        parent = names[path[:-1]] if path else None
+        if len(path) == depth:
             leaves.append(name)
             question = f"Should {name} use the fallback?"
             script = (_ask(f"q-{name}", question), Turn.text(f"UNRESOLVED: {question}"))
         else:
-            children = [node(name, level + 1) for _ in range(fanout)]
+            children = [names[(*path, i)] for i in range(fanout)]
             calls = tuple(Call("subagent", {"name": c, "prompt": f"Check {c}."}) for c in children)
             script = (Turn(calls=calls), Turn.text(f"DONE {name}"))
         agents[name] = AgentSpec(name=name, script=script, spawned_by=parent)
-        return name
-
-    root = node(None, 0)
+    leaves.sort(key=lambda n: int(n[1:]))
+    root = names[()]
     return Scenario(
         id=f"tree-f{fanout}-d{depth}",
         title=f"generated delegation tree, fan-out {fanout}, depth {depth}",

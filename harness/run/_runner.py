@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -50,6 +51,37 @@ def frozen_time() -> Iterator[None]:
             yield
         finally:
             _frozen -= 1
+
+
+# Each delegation level nests about 5 Python frames (tool call, delegate, run, the agent
+# loop, the model request): measured 5.1-5.5 per level over chains 100-400 deep. The budget
+# leaves room on top of the caller's own limit, so a chain 1,000 deep runs.
+FRAMES_PER_LEVEL = 8
+
+
+def delegation_depth(scenario: Scenario) -> int:
+    """The longest spawned_by chain: how deep the scenario's delegations nest."""
+    deepest = 0
+    for name in scenario.agents:
+        depth, parent = 0, scenario.agents[name].spawned_by
+        while parent is not None and depth <= len(scenario.agents):
+            depth, parent = depth + 1, scenario.agents[parent].spawned_by
+        deepest = max(deepest, depth)
+    return deepest
+
+
+@contextmanager
+def stack_budget(scenario: Scenario) -> Iterator[None]:
+    """Raise Python's recursion limit for the run of a deeply delegating scenario, and put
+    it back after: the runtime's delegation path is recursive, as a real one is."""
+    before = sys.getrecursionlimit()
+    needed = before + FRAMES_PER_LEVEL * delegation_depth(scenario)
+    if needed > before:
+        sys.setrecursionlimit(needed)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(before)
 
 
 def run_scenario(
@@ -135,7 +167,11 @@ def observe_scenario(
     wire: Wire = Wire(),  # noqa: B008 - frozen
 ) -> Observation:
     """Run one scenario under `guard` (default: the scenario's own, normally the decision)."""
-    with frozen_time(), tempfile.TemporaryDirectory(prefix="harness-") as tmp:
+    with (
+        frozen_time(),
+        stack_budget(scenario),
+        tempfile.TemporaryDirectory(prefix="harness-") as tmp,
+    ):
         world = World.build(scenario, Path(tmp), guard=guard, wire=wire)
         with asyncio.Runner(loop_factory=DeadlockDetectingLoop) as runner:
             outcome, error = runner.run(_run_phases(world, backstop))
