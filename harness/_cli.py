@@ -14,10 +14,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
+from harness._exit import (
+    EXIT_FAILED,
+    EXIT_HANG,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_USAGE,
+    _invalid,
+    _usage,
+)
+
 if TYPE_CHECKING:
     from harness.scenario import Scenario
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_HANG, EXIT_INTERNAL = 0, 1, 2, 3, 4
 # Kept in step with harness.guards.GUARDS by a test; listed here so the parser
 # does not import the runtime.
 GUARD_NAMES = (
@@ -333,19 +342,6 @@ def _warn(scenarios: Sequence[Scenario]) -> int:
     for line in lines:
         print(line, file=sys.stderr)
     return len(lines)
-
-
-def _invalid(exc: Exception, what: str) -> int:
-    problems = getattr(exc, "problems", [str(exc)])
-    for problem in problems:
-        print(problem, file=sys.stderr)
-    print(f"harness: {len(problems)} problem(s) in scenario files; {what}", file=sys.stderr)
-    return EXIT_USAGE
-
-
-def _usage(message: str) -> int:
-    print(f"harness: {message}", file=sys.stderr)
-    return EXIT_USAGE
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness._cli import EXIT_FAILED, EXIT_OK, _usage
+from harness._exit import EXIT_FAILED, EXIT_OK, _usage
 
 if TYPE_CHECKING:
     from harness.scenario import Scenario

@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness._cli import EXIT_FAILED, EXIT_HANG, EXIT_OK, _invalid, _usage
-from harness.adapters._base import DEFAULT_BACKSTOP
+from harness._exit import EXIT_FAILED, EXIT_HANG, EXIT_OK, _invalid, _usage
+from harness._seam import DEFAULT_BACKSTOP
 
 if TYPE_CHECKING:
     from harness._results import Ran

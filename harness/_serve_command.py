@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness._cli import _invalid, _usage
+from harness._exit import _invalid, _usage
 
 if TYPE_CHECKING:
     from harness._routing import Delegation

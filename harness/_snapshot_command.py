@@ -9,7 +9,7 @@ import argparse
 import difflib
 from typing import TYPE_CHECKING
 
-from harness._cli import EXIT_FAILED, EXIT_OK, _usage
+from harness._exit import EXIT_FAILED, EXIT_OK, _usage
 
 if TYPE_CHECKING:
     from harness.scenario import Scenario

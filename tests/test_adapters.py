@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness._cli import main
+from harness._seam import DEFAULT_BACKSTOP
 from harness.adapters import (
     AdapterError,
     Expectations,
@@ -23,7 +24,6 @@ from harness.adapters import (
     RunOptions,
     open_adapter,
 )
-from harness.adapters._base import DEFAULT_BACKSTOP
 from harness.run import DEFAULT_BACKSTOP as RUN_BACKSTOP
 from harness.run import portable, run_scenario
 from harness.scenario import scenarios_version

@@ -162,7 +162,7 @@ def load_checked(path: Path) -> Scenario | None:
     return scenario
 
 
-def run_checked(scenario: Scenario, wire: Wire = Wire()) -> Result:  # noqa: B008 - frozen
+def run_checked(scenario: Scenario, wire: Wire = Wire()) -> Result:
     started = time.monotonic()
     with _watchdog(RUN_LIMIT, f"run_scenario({scenario.id})"):
         result = run_scenario(scenario, backstop=BACKSTOP, wire=wire)
@@ -175,7 +175,7 @@ def run_checked(scenario: Scenario, wire: Wire = Wire()) -> Result:  # noqa: B00
     return result
 
 
-def load_and_run(path: Path, wire: Wire = Wire()) -> bool:  # noqa: B008 - frozen
+def load_and_run(path: Path, wire: Wire = Wire()) -> bool:
     """Whether the file loaded (and so was run)."""
     scenario = load_checked(path)
     if scenario is not None:
@@ -261,11 +261,11 @@ def check_bytes(data: bytes) -> None:
         load_and_run(path)
 
 
-def check_text(text: str, stem: str = "case", wire: Wire = Wire()) -> None:  # noqa: B008
+def check_text(text: str, stem: str = "case", wire: Wire = Wire()) -> None:
     loads_and_runs(text, stem, wire)
 
 
-def loads_and_runs(text: str, stem: str = "case", wire: Wire = Wire()) -> bool:  # noqa: B008
+def loads_and_runs(text: str, stem: str = "case", wire: Wire = Wire()) -> bool:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"{stem}.yaml"
         path.write_text(text, encoding="utf-8")

@@ -6,7 +6,7 @@ as the published upstream seam does (`node-dsh`), and a Python one implements `A
 and is named as `module:factory`.
 """
 
-from harness.adapters._base import (
+from harness._seam import (
     Adapter,
     AdapterError,
     RunOptions,

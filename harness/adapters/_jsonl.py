@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness._routing import REFERENCE_DELEGATION, Delegation, DialectError
-from harness.adapters._base import AdapterError, RunOptions
+from harness._seam import AdapterError, RunOptions
 from harness.adapters._reported import ProtocolError, observation
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ import re
 import shlex
 from pathlib import Path
 
-from harness.adapters._base import Adapter, AdapterError
+from harness._seam import Adapter, AdapterError
 from harness.adapters._jsonl import JsonLinesAdapter
 from harness.adapters._node_dsh import node_dsh
 from harness.adapters._reference import ReferenceAdapter

@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 
 from harness._paths import repository_root
-from harness.adapters._base import AdapterError
+from harness._seam import AdapterError
 from harness.adapters._jsonl import JsonLinesAdapter
 
 NODE_MIN = (22, 15)  # what the CLI's plugins import (node:zlib zstd, node:module type stripping)

@@ -6,7 +6,7 @@ import platform
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.adapters._base import RunOptions
+from harness._seam import RunOptions
 
 if TYPE_CHECKING:
     from harness.run import Observation

@@ -1,6 +1,6 @@
 """The runner: scenario -> world -> run -> observation -> verdict."""
 
-from harness.adapters._base import DEFAULT_BACKSTOP
+from harness._seam import DEFAULT_BACKSTOP, Wire
 from harness.run._judge import Result, judge, summary
 from harness.run._observe import Observation, differences, portable, snapshot_text
 from harness.run._runner import (
@@ -10,7 +10,6 @@ from harness.run._runner import (
     run_scenario,
     run_scenarios,
 )
-from harness.run._world import Wire
 
 __all__ = [
     "DEFAULT_BACKSTOP",

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.adapters._base import DEFAULT_BACKSTOP
+from harness._seam import DEFAULT_BACKSTOP
 from harness.guards import GUARDS, RUNTIME_OWNERSHIP
 from harness.run._judge import Result
 from harness.run._runner import frozen_time, run_scenario

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.fake import CapturedRequest, ScriptError
-from harness.run._world import World
-from harness.runtime.tools.exit_plan_mode import plan_mode_logged
+from harness.run._world import LiveWorld
+from harness.runtime.sessions import plan_mode_logged
 from harness.scenario import Scenario
 
 Event = dict[str, Any]
@@ -145,7 +145,7 @@ def snapshot_text(doc: dict[str, Any]) -> str:
     return json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
 
 
-def observe(world: World, outcome: str, error: str | None) -> Observation:
+def observe(world: LiveWorld, outcome: str, error: str | None) -> Observation:
     store = world.store
     root = str(store.root)
     sessions = {sid: [_scrub(e, root) for e in store.read(sid)] for sid in store.ids()}

@@ -13,17 +13,17 @@ from typing import TYPE_CHECKING
 
 import httpx
 
-from harness.adapters._base import DEFAULT_BACKSTOP
+from harness._seam import DEFAULT_BACKSTOP, Wire
 from harness.run._detect import DeadlockDetectingLoop, hang_report
 from harness.run._direct import ask_live, run_direct
 from harness.run._judge import Result, judge
 from harness.run._observe import Observation, differences, observe, portable
-from harness.run._world import Wire, World
+from harness.run._world import LiveWorld
 from harness.runtime.errors import AgentRunError
 from harness.scenario import Phase, Scenario
 
 if TYPE_CHECKING:
-    from harness.adapters import Adapter
+    from harness._seam import Adapter
 
 FROZEN_AT = "2026-01-01T00:00:00+00:00"
 
@@ -89,7 +89,7 @@ def run_scenario(
     *,
     backstop: float = DEFAULT_BACKSTOP,
     guard: str | None = None,
-    wire: Wire = Wire(),  # noqa: B008 - frozen
+    wire: Wire = Wire(),
     adapter: Adapter | None = None,
     golden: Path | None = None,
     require_golden: bool = False,
@@ -101,7 +101,7 @@ def run_scenario(
     if adapter is None:
         observation = observe_scenario(scenario, backstop=backstop, guard=guard, wire=wire)
     else:
-        from harness.adapters import RunOptions, missing_features
+        from harness._seam import RunOptions, missing_features
 
         missing = missing_features(adapter, scenario)
         if missing:
@@ -141,7 +141,7 @@ def run_scenarios(
     *,
     backstop: float = DEFAULT_BACKSTOP,
     guard: str | None = None,
-    wire: Wire = Wire(),  # noqa: B008 - frozen
+    wire: Wire = Wire(),
     adapter: Adapter | None = None,
     golden: Path | None = None,
     require_golden: bool = False,
@@ -164,7 +164,7 @@ def observe_scenario(
     *,
     backstop: float = DEFAULT_BACKSTOP,
     guard: str | None = None,
-    wire: Wire = Wire(),  # noqa: B008 - frozen
+    wire: Wire = Wire(),
 ) -> Observation:
     """Run one scenario under `guard` (default: the scenario's own, normally the decision)."""
     with (
@@ -172,13 +172,13 @@ def observe_scenario(
         stack_budget(scenario),
         tempfile.TemporaryDirectory(prefix="harness-") as tmp,
     ):
-        world = World.build(scenario, Path(tmp), guard=guard, wire=wire)
+        world = LiveWorld.build(scenario, Path(tmp), guard=guard, wire=wire)
         with asyncio.Runner(loop_factory=DeadlockDetectingLoop) as runner:
             outcome, error = runner.run(_run_phases(world, backstop))
         return observe(world, outcome, error)
 
 
-async def _run_phases(world: World, backstop: float) -> tuple[str, str | None]:
+async def _run_phases(world: LiveWorld, backstop: float) -> tuple[str, str | None]:
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     assert task is not None
@@ -222,7 +222,7 @@ async def _run_phases(world: World, backstop: float) -> tuple[str, str | None]:
     return "completed", None
 
 
-def _ask_during_run(world: World) -> None:
+def _ask_during_run(world: LiveWorld) -> None:
     """Ask phases with `while:` run inside a model phase, right before the fake serves the
     named agent that step, against the runtime running then."""
     pending = [(i, p.ask) for i, p in enumerate(world.scenario.phases) if p.ask and p.ask.during]
@@ -251,7 +251,7 @@ def _ask_during_run(world: World) -> None:
     world.never_asked = never_asked
 
 
-async def _run_phase(world: World, phase: Phase, http: httpx.AsyncClient) -> None:
+async def _run_phase(world: LiveWorld, phase: Phase, http: httpx.AsyncClient) -> None:
     if phase.ask is not None:
         world.direct.append(
             await run_direct(

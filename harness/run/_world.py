@@ -14,47 +14,20 @@ from typing import Any
 
 import httpx
 
+from harness._seam import SESSION_HEADER, Wire
 from harness.answerers import ScriptedHuman, Tripwire, Unreachable
 from harness.fake import BASE_URL, ScriptedLLM
 from harness.guards import RUNTIME_OWNERSHIP, Guard, guard_named
 from harness.run._direct import DirectResult
 from harness.runtime.core import Runtime
 from harness.runtime.faults import Faults
-from harness.runtime.llm import AGENT_HEADER, ChatClient
+from harness.runtime.llm import ChatClient
 from harness.runtime.registry import Agent, AgentRegistry
 from harness.runtime.sessions import SessionHeader, SessionStore
 from harness.runtime.waits import WaitGraph
 from harness.scenario import Scenario
 
 AnyAnswerer = ScriptedHuman | Tripwire | Unreachable
-
-
-# The header the reference runtime names its session in under `routing="session"`: one the
-# fake is configured to key conversations on, as a real runtime's session header would be.
-SESSION_HEADER = "X-Harness-Session"
-ROUTINGS = ("agent", "session", "content")
-
-
-@dataclass(frozen=True)
-class Wire:
-    """How requests and replies travel: JSON, or SSE with deltas of `chunk` characters
-    (None: each text or argument string in one delta); and how the fake tells agents apart:
-    `agent` (the X-Harness-Agent header), `session` (a session header the fake was told
-    of, new keys assigned by content) or `content` (no header: the conversation itself).
-    Observations must not depend on any of it."""
-
-    stream: bool = False
-    chunk: int | None = None
-    routing: str = "agent"
-
-    def describe(self) -> str:
-        shown = "json" if not self.stream else "sse" if self.chunk is None else f"sse-{self.chunk}"
-        return shown if self.routing == "agent" else f"{shown}+{self.routing}"
-
-    @property
-    def agent_header(self) -> str | None:
-        """What the runtime's client names each request's agent in, if anything."""
-        return {"agent": AGENT_HEADER, "session": SESSION_HEADER}.get(self.routing)
 
 
 class ScenarioFaults(Faults):
@@ -90,7 +63,10 @@ def make_answerer(scenario: Scenario) -> AnyAnswerer | None:
 
 
 @dataclass
-class World:
+class LiveWorld:
+    """A scenario's world, built to run: the scripted model, the answerer, the durable store
+    and the faults, shared by its phases (the spec it comes from is harness.scenario.World)."""
+
     scenario: Scenario
     llm: ScriptedLLM
     answerer: AnyAnswerer | None
@@ -113,7 +89,7 @@ class World:
         *,
         guard: str | None = None,
         wire: Wire = Wire(),
-    ) -> World:
+    ) -> LiveWorld:
         return cls(
             scenario=scenario,
             llm=ScriptedLLM(

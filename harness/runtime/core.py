@@ -11,9 +11,9 @@ from harness.runtime.llm import ChatClient
 from harness.runtime.loop import run_agent
 from harness.runtime.questions import UserQuestionService
 from harness.runtime.registry import Agent, AgentRegistry
-from harness.runtime.sessions import SessionHeader, SessionStore
+from harness.runtime.sessions import SessionHeader, SessionStore, plan_mode_logged
 from harness.runtime.tools import Tool, default_tools
-from harness.runtime.tools.exit_plan_mode import plan_mode_logged, set_plan_mode
+from harness.runtime.tools.exit_plan_mode import set_plan_mode
 from harness.runtime.waits import WaitGraph
 
 

@@ -163,3 +163,12 @@ def _messages(events: list[Event]) -> Iterator[Message]:
             yield message
         elif kind == "tool/result":
             yield {"role": "tool", "tool_call_id": event["call_id"], "content": event["content"]}
+
+
+def plan_mode_logged(events: list[Event]) -> bool | None:
+    """The plan-mode state a session's durable log ends in, or None if it never had one:
+    read here, with the rest of the log, by the runtime and by whatever observes a run."""
+    for event in reversed(events):
+        if event["type"] == "plan/mode":
+            return bool(event["active"])
+    return None

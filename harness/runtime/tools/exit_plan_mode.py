@@ -21,7 +21,7 @@ from harness.runtime.questions import (
     Question,
 )
 from harness.runtime.registry import Agent
-from harness.runtime.sessions import Event
+from harness.runtime.sessions import plan_mode_logged
 from harness.runtime.tools._base import (
     ToolArgumentError,
     ToolContext,
@@ -86,14 +86,6 @@ def plan_review(plan: str) -> Question:
 def set_plan_mode(agent: Agent, active: bool) -> None:
     if agent.session is not None:
         agent.session.append({"type": "plan/mode", "active": active})
-
-
-def plan_mode_logged(events: list[Event]) -> bool | None:
-    """The plan-mode state a session's durable log ends in, or None if it never had one."""
-    for event in reversed(events):
-        if event["type"] == "plan/mode":
-            return bool(event["active"])
-    return None
 
 
 def begin_step(agent: Agent) -> None:

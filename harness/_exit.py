@@ -1,0 +1,21 @@
+"""Exit codes and the one-line messages every command ends with: the bottom layer of the
+CLI, which the command modules and `harness._cli` import and which imports none of them."""
+
+from __future__ import annotations
+
+import sys
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_HANG, EXIT_INTERNAL = 0, 1, 2, 3, 4
+
+
+def _invalid(exc: Exception, what: str) -> int:
+    problems = getattr(exc, "problems", [str(exc)])
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    print(f"harness: {len(problems)} problem(s) in scenario files; {what}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _usage(message: str) -> int:
+    print(f"harness: {message}", file=sys.stderr)
+    return EXIT_USAGE
