@@ -71,3 +71,47 @@ def _call_problem(call: dict[str, Any]) -> str | None:
         if not isinstance(function.get(key), str):
             return f"needs function.{key} as a string"
     return None
+
+
+def comparable(message: Any) -> tuple[Any, ...]:
+    """A message as the model saw it, with the spellings runtimes vary in made equal: no
+    content, null and "" are one; a tool call is its id, name and arguments."""
+    if not isinstance(message, dict):
+        return (repr(message),)
+    calls = tuple(
+        (
+            c.get("id"),
+            (c.get("function") or {}).get("name"),
+            (c.get("function") or {}).get("arguments"),
+        )
+        for c in message.get("tool_calls") or ()
+        if isinstance(c, dict)
+    )
+    return (message.get("role"), message.get("content") or "", calls, message.get("tool_call_id"))
+
+
+def continuation_problem(served: Sequence[Any], messages: Sequence[Any]) -> str | None:
+    """Whether `messages` carries on the conversation `served` (the last request's messages
+    and the reply the fake gave it, system messages left out): a runtime must send its
+    whole history back, the model's own reply included, unchanged."""
+    sent = [m for m in messages if not (isinstance(m, dict) and m.get("role") == "system")]
+    for i, (want, got) in enumerate(zip(served, sent, strict=False)):
+        if comparable(want) != comparable(got):
+            return (
+                f"the history differs from what was served at message {i} (system messages "
+                f"aside): expected {_brief(want)}, got {_brief(got)}; send the conversation "
+                "back whole, the model's replies included, as the model saw it"
+            )
+    if len(sent) <= len(served):
+        return (
+            f"the history has {len(sent)} message(s), but {len(served)} were already served "
+            "and a request adds at least one; send the whole conversation each time"
+        )
+    return None
+
+
+def _brief(message: Any) -> str:
+    role, content, calls, _ = comparable(message)
+    said = f"{content[:60]!r}" if content else ""
+    called = ", ".join(f"{name}({cid})" for cid, name, _ in calls)
+    return f"{role}: {' '.join(filter(None, [said, called])) or '(empty)'}"

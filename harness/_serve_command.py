@@ -55,6 +55,12 @@ def add_parser(sub: Any) -> None:
         "request did not declare (default: refuse, naming the field)",
     )
     add(
+        "--check-history",
+        action="store_true",
+        help="refuse a request whose history differs from what was served to that agent, "
+        "its replies included (default: off; no real API checks this)",
+    )
+    add(
         "--max-body-mib",
         type=float,
         default=8.0,
@@ -117,6 +123,7 @@ def serve_command(args: argparse.Namespace, directory: Path | None) -> int:
         session_header=args.session_header,
         delegation=delegation,
         strict=not args.lenient,
+        check_history=args.check_history,
         keep=16,  # nothing reads them after a serve; a long one must not grow without bound
         created=FROZEN_EPOCH,
     )

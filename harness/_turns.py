@@ -18,6 +18,9 @@ class AgentState:
     cursor: int = 0
     issued: dict[str, str] = field(default_factory=dict)  # label -> call id
     calls: dict[str, Call] = field(default_factory=dict)  # label -> scripted call
+    # The conversation as of the last reply served (strict mode): what the next request
+    # must begin with, system messages aside.
+    served: list[Any] = field(default_factory=list)
 
 
 def render(

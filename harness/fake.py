@@ -26,7 +26,7 @@ import httpx
 
 from harness import _completion
 from harness._completion import Completion
-from harness._conversation import conversation_problem
+from harness._conversation import continuation_problem, conversation_problem
 from harness._request import request_problem, undeclared
 from harness._routing import (
     REFERENCE_DELEGATION,
@@ -122,8 +122,12 @@ class ScriptedLLM:
 
     `strict` refuses what the real API refuses beyond the shape and conversation checks
     that always apply: a request without a `model`, and a scripted tool call the request
-    declared no tool for (harness._request). `keep` bounds the captured requests to the
-    last N, for a long-running server; None keeps every one, as an observation needs.
+    declared no tool for (harness._request). `check_history` refuses a request that does
+    not carry on the agent's conversation as served, the model's own replies included: no
+    real API checks that (it keeps no state), but a runtime that garbles its history is
+    wrong all the same, and a scripted model would not notice otherwise. `keep` bounds the
+    captured requests to the last N, for a long-running server; None keeps every one, as
+    an observation needs.
     `created` fixes the completions' `created` time (default: the clock, frozen in runs).
     """
 
@@ -137,6 +141,7 @@ class ScriptedLLM:
         session_header: str | None = None,
         delegation: Delegation = REFERENCE_DELEGATION,
         strict: bool = False,
+        check_history: bool = False,
         keep: int | None = None,
         created: int | None = None,
     ):
@@ -149,6 +154,7 @@ class ScriptedLLM:
             default_roots(self.scripts) if roots is None else roots, session_header
         )
         self.strict = strict
+        self.check_history = check_history
         self.created = created
         self.requests: MutableSequence[CapturedRequest] = (
             [] if keep is None else collections.deque(maxlen=keep)
@@ -278,6 +284,13 @@ class ScriptedLLM:
                 raise InvalidConversation(
                     f"agent {agent}, step {step}: {wrong}", agent=agent, step=step, param="messages"
                 )
+            if self.check_history and state.served:
+                broken = continuation_problem(state.served, messages)
+                if broken is not None:
+                    raise InvalidConversation(
+                        f"agent {agent}, step {step}: {broken}", agent=agent, step=step,
+                        param="messages",
+                    )  # fmt: skip
             if state.cursor >= len(script):
                 raise ScriptExhausted(
                     f"agent {agent} asked for step {step}, but its script has only "
@@ -289,6 +302,11 @@ class ScriptedLLM:
             turn = script[state.cursor]
             message = self._render(agent, step, state, turn, body)
             state.cursor += 1
+            if self.check_history:
+                said = [
+                    m for m in messages if not (isinstance(m, dict) and m.get("role") == "system")
+                ]
+                state.served = [*said, message]
         except ScriptError as exc:
             self.errors.append(exc)
             # A bounded server keeps no error bodies: they are what a flood is made of.

@@ -82,3 +82,50 @@ def test_a_replayed_tool_call_must_keep_its_whole_shape(call: dict[str, object],
         {"role": "tool", "tool_call_id": "c1", "content": "x"},
     ]
     assert conversation_problem(messages) == f"message 1 (assistant) tool call 'c1' {why}"
+
+
+SERVED = [
+    {"role": "user", "content": "go"},
+    {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "t", "arguments": "{}"}}]},
+]  # fmt: skip
+
+
+def test_a_request_must_carry_on_the_conversation_as_served() -> None:
+    from harness._conversation import continuation_problem
+
+    ok = [{"role": "system", "content": "any prompt"}, *SERVED,
+          {"role": "tool", "tool_call_id": "call_1", "content": "r"}]  # fmt: skip
+    assert continuation_problem(SERVED, ok) is None
+    assert continuation_problem(SERVED, [*ok[:2], {**ok[2], "content": ""}, ok[3]]) is None
+    dropped = [ok[0], {"role": "user", "content": ""}, *ok[2:]]
+    assert continuation_problem(SERVED, dropped) == (
+        "the history differs from what was served at message 0 (system messages aside): "
+        "expected user: 'go', got user: (empty); send the conversation back whole, the "
+        "model's replies included, as the model saw it"
+    )
+    renamed = [*ok[:2], {**ok[2], "tool_calls": [{**SERVED[1]["tool_calls"][0], "id": "x"}]}]
+    assert "at message 1" in (continuation_problem(SERVED, [*renamed, ok[3]]) or "")
+    assert "already served" in (continuation_problem(SERVED, ok[:3]) or "")
+
+
+def test_the_fake_refuses_a_garbled_history_only_when_asked() -> None:
+    import httpx
+
+    from harness.fake import InvalidConversation, ScriptedLLM, Turn
+
+    def ask(llm: ScriptedLLM, messages: list[dict[str, object]]) -> int:
+        request = httpx.Request("POST", "http://fake/v1/chat/completions",
+                                headers={"X-Harness-Agent": "a"},
+                                json={"model": "m", "messages": messages})  # fmt: skip
+        return llm.respond(request).status_code
+
+    for check, status in ((True, 400), (False, 200)):
+        llm = ScriptedLLM({"a": [Turn.text("one"), Turn.text("two")]}, check_history=check)
+        assert ask(llm, [{"role": "user", "content": "go"}]) == 200
+        # The model's "one" is missing from the history the runtime sends back.
+        assert (
+            ask(llm, [{"role": "user", "content": "go"}, {"role": "user", "content": "more"}])
+            == status
+        )
+        assert [type(e) for e in llm.errors] == ([InvalidConversation] if check else [])

@@ -94,6 +94,10 @@ class LiveWorld:
             scenario=scenario,
             llm=ScriptedLLM(
                 {name: a.script for name, a in scenario.agents.items()},
+                # The reference must replay its history exactly as it was served. (Not
+                # strict: a real model may call a tool it was not given, and the runtime's
+                # answer to that is part of what is tested.)
+                check_history=True,
                 chunk=wire.chunk if wire.chunk is not None else scenario.stream_chunk,
                 roots=scenario.roots(),
                 session_header=SESSION_HEADER if wire.routing == "session" else None,
