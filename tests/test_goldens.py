@@ -113,3 +113,15 @@ def test_past_five_differences_the_line_says_how_many_more() -> None:
     assert found[:5] == [f"snapshot.k{i}: expected {i}, observed -1" for i in range(5)]
     assert found[5:] == ["... and 3 more difference(s) from the snapshot"]
     assert differences(expected, {**expected, "k0": 9}) == ["snapshot.k0: expected 0, observed 9"]
+
+
+def test_an_absent_key_is_not_a_null_one() -> None:
+    # A runtime that renames a durable field (owner -> something else) must not pass
+    # because the missing key reads as the golden's null.
+    from harness.run import differences
+
+    assert differences({"owner": None}, {"other": None}) == [
+        "snapshot.other: expected (absent), observed null",
+        "snapshot.owner: expected null, observed (absent)",
+    ]
+    assert differences({"owner": None}, {"owner": None}) == []

@@ -122,17 +122,32 @@ def differences(expected: Any, observed: Any, at: str = "", limit: int = 5) -> l
     return [*found[:limit], f"... and {len(found) - limit} more difference(s) from the snapshot"]
 
 
+class _Absent:
+    """A key one side does not have: not the same as a null the other side does have."""
+
+    def __repr__(self) -> str:
+        return "(absent)"
+
+
+ABSENT = _Absent()
+
+
 def _differences(expected: Any, observed: Any, at: str) -> Iterator[str]:
     if isinstance(expected, dict) and isinstance(observed, dict):
         for key in sorted(set(expected) | set(observed)):
-            yield from _differences(expected.get(key), observed.get(key), f"{at}.{key}")
+            yield from _differences(
+                expected.get(key, ABSENT), observed.get(key, ABSENT), f"{at}.{key}"
+            )
     elif (
         isinstance(expected, list) and isinstance(observed, list) and len(expected) == len(observed)
     ):
         for i, (e, o) in enumerate(zip(expected, observed, strict=True)):
             yield from _differences(e, o, f"{at}[{i}]")
     elif expected != observed:
-        shown = json.dumps(expected, ensure_ascii=False), json.dumps(observed, ensure_ascii=False)
+        shown = [
+            repr(v) if v is ABSENT else json.dumps(v, ensure_ascii=False)
+            for v in (expected, observed)
+        ]
         yield f"snapshot{at}: expected {_clip(shown[0])}, observed {_clip(shown[1])}"
 
 
