@@ -27,6 +27,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         module = getattr(item, "module", None)
         if module is not None and module.__name__.rpartition(".")[2] in SLOW_MODULES:
             item.add_marker(pytest.mark.slow)
+
+
 # Every scenario runs over each wire and must give the same observation and snapshot: JSON
 # or SSE deltas of every size, and requests routed by X-Harness-Agent, by a session header
 # alone, or by nothing but the conversation (what a real runtime sends).
