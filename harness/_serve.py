@@ -107,7 +107,7 @@ class ServerThread:
         self._ready.wait(10)
 
     async def _serve(self) -> None:
-        self._server = _Server(_config(self._app))
+        self._server = _server(_config(self._app))
         self._ready.set()
         await self._server.serve(sockets=[self.sock])
 
@@ -133,7 +133,7 @@ def _config(app: FakeApp) -> Any:
 
 
 async def _run(app: FakeApp, sock: socket.socket, idle_timeout: float) -> str:
-    server = _Server(_config(app))
+    server = _server(_config(app))
     stopped = asyncio.Event()
     why = ["consumed"]
     loop = asyncio.get_running_loop()
@@ -216,16 +216,14 @@ def _protocol() -> Any:
     return JsonErrorsProtocol
 
 
-class _Server:
+def _server(config: Any) -> Any:
     """uvicorn.Server without its signal capture, which re-raises the signal after shutdown
     and would end the process before `serve` reports what was left."""
+    import uvicorn
 
-    def __new__(cls, config: Any) -> Any:
-        import uvicorn
+    class Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
 
-        class Server(uvicorn.Server):
-            @contextlib.contextmanager
-            def capture_signals(self) -> Iterator[None]:
-                yield
-
-        return Server(config)
+    return Server(config)
