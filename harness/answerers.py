@@ -21,16 +21,7 @@ from harness.runtime.questions import (
     Question,
     UserQuestionError,
 )
-
-
-@dataclass(frozen=True)
-class Reply:
-    """The scripted human's reply to one question: its answer items (usually one; none or
-    duplicates are what a careless UI might send), or dismissed, closing the question
-    instead of answering it."""
-
-    items: tuple[Answer, ...] = ()
-    dismissed: bool = False
+from harness.scenario._model import Reply
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,11 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from harness.answerers import Reply
 from harness.fake import CapturedRequest
 from harness.run import observe_scenario
 from harness.runtime.questions import Answer
 from harness.scenario import World
+from harness.scenario._model import Reply
 from tests.conftest import SCENARIOS
 
 

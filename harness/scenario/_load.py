@@ -13,7 +13,6 @@ from typing import Any
 
 from harness._paths import CLAUSES_FILE, clauses_path, scenarios_dir, schema_path
 from harness._script import Call, Turn
-from harness.answerers import Reply
 from harness.runtime.questions import Answer, Intent, Option, Question
 from harness.scenario._check import semantic_problems, warnings
 from harness.scenario._model import (
@@ -24,6 +23,7 @@ from harness.scenario._model import (
     Expect,
     Fault,
     Phase,
+    Reply,
     Scenario,
     TextMatch,
     ToolErrorExpect,

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 from harness._script import Turn
-from harness.answerers import Reply
 from harness.runtime.questions import Answer, Question
 
 # The closed vocabulary of `features:` tags, in the order scenarios/schema.json lists them
@@ -31,6 +30,16 @@ FEATURES: tuple[str, ...] = (
     "ask-during-run",
     "no-user-questions",
 )
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The scripted human's reply to one question: its answer items (usually one; none or
+    duplicates are what a careless UI might send), or dismissed, closing the question
+    instead of answering it."""
+
+    items: tuple[Answer, ...] = ()
+    dismissed: bool = False
 
 
 @dataclass(frozen=True)
