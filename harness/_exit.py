@@ -4,6 +4,8 @@ CLI, which the command modules and `harness._cli` import and which imports none 
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
+from typing import Any
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_HANG, EXIT_INTERNAL = 0, 1, 2, 3, 4
 
@@ -19,3 +21,14 @@ def _invalid(exc: Exception, what: str) -> int:
 def _usage(message: str) -> int:
     print(f"harness: {message}", file=sys.stderr)
     return EXIT_USAGE
+
+
+def _choose(ids: Sequence[str], scenarios: Sequence[Any]) -> list[Any] | None:
+    """The named scenarios in the order named (all of them when none is named), or None
+    after saying which ids are unknown."""
+    by_id = {s.id: s for s in scenarios}
+    unknown = [i for i in ids if i not in by_id]
+    if unknown:
+        _usage(f"unknown scenario id(s): {', '.join(unknown)}; 'harness list' shows the ids")
+        return None
+    return [by_id[i] for i in ids] if ids else list(scenarios)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness._exit import EXIT_FAILED, EXIT_OK, _usage
+from harness._exit import EXIT_FAILED, EXIT_OK, EXIT_USAGE, _choose, _usage
 
 if TYPE_CHECKING:
     from harness.scenario import Scenario
@@ -43,11 +43,10 @@ def report(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
     from harness.run import run_scenarios
     from harness.scenario import clauses
 
-    by_id = {s.id: s for s in scenarios}
-    unknown = [i for i in args.ids if i not in by_id]
-    if unknown:
-        return _usage(f"unknown scenario id(s): {', '.join(unknown)}; 'harness list' shows the ids")
-    chosen = [by_id[i] for i in args.ids] if args.ids else scenarios
+    picked = _choose(args.ids, scenarios)
+    if picked is None:
+        return EXIT_USAGE
+    chosen: list[Scenario] = picked
     try:
         args.out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness._exit import EXIT_FAILED, EXIT_HANG, EXIT_OK, _invalid, _usage
+from harness._exit import EXIT_FAILED, EXIT_HANG, EXIT_OK, EXIT_USAGE, _choose, _invalid, _usage
 from harness._seam import DEFAULT_BACKSTOP
 
 if TYPE_CHECKING:
@@ -29,10 +29,10 @@ def run(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
     from harness.adapters import AdapterError, Expectations, ExpectationsError, open_adapter
 
     by_id = {s.id: s for s in scenarios}
-    unknown = [i for i in args.ids if i not in by_id]
-    if unknown:
-        return _usage(f"unknown scenario id(s): {', '.join(unknown)}; 'harness list' shows the ids")
-    chosen = [by_id[i] for i in args.ids] if args.ids else scenarios
+    picked = _choose(args.ids, scenarios)
+    if picked is None:
+        return EXIT_USAGE
+    chosen: list[Scenario] = picked
     if args.shard is not None:
         from harness._results import in_shard, parse_shard
 
