@@ -4,27 +4,16 @@ parks in the answerer to the run's report, for the harness's deadlock detector a
 
 from __future__ import annotations
 
-import asyncio
-import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
-
-import httpx
 
 from benchmarks._measure import Stats, now
 from benchmarks._report import Check, Section, num
 from benchmarks.figures_delegation import scenario
 from harness.answerers import Tripwire, Unreachable
-from harness.fake import BASE_URL, ScriptedLLM
-from harness.guards import guard_named
-from harness.run import frozen_time, run_scenario
-from harness.runtime.core import Runtime
-from harness.runtime.llm import ChatClient
+from harness.run import batch, run_scenario
 from harness.runtime.questions import Answer, AskUserQuestionRequest
-from harness.runtime.registry import AgentRegistry
-from harness.runtime.sessions import SessionStore
 from harness.scenario import Scenario
 
 REACHED: list[float] = []  # when an answerer was last reached, on the real clock
@@ -57,7 +46,7 @@ def stamped(*classes: type[Tripwire] | type[Unreachable]) -> Iterator[None]:
 def detector(sc: Scenario, guard: str | None, runs: int) -> tuple[Stats, Stats]:
     """Wall time of run_scenario, and time from the answerer being reached to its return."""
     walls, latencies = [], []
-    with frozen_time(), stamped(Tripwire, Unreachable):
+    with batch(), stamped(Tripwire, Unreachable):
         for _ in range(runs + 2):  # the first two warm up
             REACHED.clear()
             start = now()
@@ -70,35 +59,18 @@ def detector(sc: Scenario, guard: str | None, runs: int) -> tuple[Stats, Stats]:
     return Stats.of(walls[2:]), Stats.of(latencies[2:])
 
 
-async def _hang_with_timeout(sc: Scenario, timeout: float) -> None:
-    """The same runtime assembly as a world, on a plain event loop, under guard none; the
-    hang is found only by asyncio.wait_for's timeout."""
-    llm = ScriptedLLM({name: a.script for name, a in sc.agents.items()})
-    with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
-        async with httpx.AsyncClient(transport=llm.transport(), trust_env=False) as http:
-            agents = AgentRegistry()
-            runtime = Runtime(
-                chat=ChatClient(http, base_url=BASE_URL),
-                store=SessionStore(Path(tmp)),
-                agents=agents,
-                questions=guard_named("none").service(agents, Tripwire()),
-            )
-            phase = sc.phases[0]
-            try:
-                await asyncio.wait_for(runtime.start(str(phase.agent), phase.prompt), timeout)
-            except TimeoutError:
-                return
-    raise AssertionError("the delegation finished; it should have hung")
-
-
 def timeout_detector(sc: Scenario, timeout: float, runs: int) -> tuple[Stats, Stats]:
+    """The same run without the deadlock detector (`detector=False`): only the backstop, a
+    wall-clock timeout, can end the hang."""
     walls, latencies = [], []
-    with stamped(Tripwire):
+    with batch(), stamped(Tripwire):
         for _ in range(runs):
             REACHED.clear()
             start = now()
-            asyncio.run(_hang_with_timeout(sc, timeout))
+            result = run_scenario(sc, guard="none", backstop=timeout, detector=False)
             end = now()
+            if not (result.observation.error or "").startswith("backstop:"):
+                raise AssertionError(f"{sc.id}: expected the backstop, got {result.observation}")
             walls.append(end - start)
             latencies.append(end - REACHED[0])
     return Stats.of(walls), Stats.of(latencies)
@@ -119,11 +91,9 @@ def measure(*, quick: bool, repeats: int, timeout_runs: int) -> Section:
         "step) to `run_scenario` returning its report (hang detected, tasks cancelled, "
         "observation read back, judged). Runs: `zero-depth-live-child` with "
         "`guard='none'` (tripwire answerer) and `hang-before-the-fix` (unreachable answerer). "
-        "Comparison: there is no public way to run a scenario without the deadlock detector "
-        "(`observe_scenario` always uses its `DeadlockDetectingLoop`; `backstop=1.0` would "
-        "never fire first), so the wall-clock detector is the same runtime assembled through "
-        f"`harness.runtime` (fake, store, registry, guard `none`, tripwire) on a plain event "
-        f"loop under `asyncio.wait_for(..., {timeout:g})`.",
+        "Comparison: the same run of `zero-depth-live-child` under guard `none` with "
+        f"`detector=False` and `backstop={timeout:g}`: a plain event loop, where only the "
+        "wall-clock backstop ends the hang.",
     )
     section.stats_table(
         [
@@ -131,8 +101,8 @@ def measure(*, quick: bool, repeats: int, timeout_runs: int) -> Section:
             ("zero-depth-live-child, guard none: whole run", zero_wall),
             ("hang-before-the-fix: latency", before_latency),
             ("hang-before-the-fix: whole run", before_wall),
-            (f"wait_for({timeout:g} s) detector: latency", slow_latency),
-            (f"wait_for({timeout:g} s) detector: whole run", slow_wall),
+            (f"backstop ({timeout:g} s), no detector: latency", slow_latency),
+            (f"backstop ({timeout:g} s), no detector: whole run", slow_wall),
         ]
     )
     shown = f"{num(zero_latency.median * 1e3)} ms"

@@ -34,10 +34,10 @@ QUICK_SHAPES = {"binary": (2, (1,))}
 
 
 def tree_worker(fanout: int, depth: int) -> dict[str, Any]:
-    from harness.run import frozen_time, run_scenario
+    from harness.run import batch, run_scenario
 
     scenario = tree(fanout, depth)
-    with frozen_time():
+    with batch():
         run_scenario(tree(1, 1))  # warm: first-use imports and caches, as in any long run
         base = peak_rss_mb()
         start = now()
@@ -58,10 +58,10 @@ def memory_worker(fanout: int, depth: int) -> dict[str, Any]:
     line that led to it (tracemalloc, 6 frames)."""
     import tracemalloc
 
-    from harness.run import frozen_time, run_scenario
+    from harness.run import batch, run_scenario
 
     scenario = tree(fanout, depth)
-    with frozen_time():
+    with batch():
         run_scenario(tree(1, 1))
         tracemalloc.start(6)
         result = run_scenario(scenario, backstop=600)
@@ -81,10 +81,10 @@ def memory_worker(fanout: int, depth: int) -> dict[str, Any]:
 
 def chain_limit_worker(low: int, high: int) -> dict[str, Any]:
     """The deepest chain (fan-out 1) that still completes, by bisection in [low, high)."""
-    from harness.run import frozen_time, run_scenario
+    from harness.run import batch, run_scenario
 
     error = ""
-    with frozen_time():
+    with batch():
         while low + 1 < high:
             middle = (low + high) // 2
             result = run_scenario(tree(1, middle), backstop=600)

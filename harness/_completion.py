@@ -69,9 +69,13 @@ class Completion:
     def content_type(self) -> str:
         return SSE_TYPE if self.streamed else JSON_TYPE
 
-    def response(self) -> httpx.Response:
+    def response(self, request: httpx.Request | None = None) -> httpx.Response:
+        """The HTTP response, bound to the `request` it answers if given."""
         return httpx.Response(
-            self.status, content=self.content(), headers={"content-type": self.content_type()}
+            self.status,
+            content=self.content(),
+            headers={"content-type": self.content_type()},
+            request=request,
         )
 
 

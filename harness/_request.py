@@ -11,7 +11,11 @@ in a scripted reply.
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harness._script import Turn
 
 Problem = tuple[str | None, str]  # (param, message)
 
@@ -47,3 +51,31 @@ def undeclared(message: dict[str, Any], body: dict[str, Any]) -> list[str]:
     declared = {declared_name(t) for t in body.get("tools") or ()}
     names = [c["function"]["name"] for c in message.get("tool_calls") or ()]
     return [name for name in names if name not in declared]
+
+
+def parsed(content: bytes) -> Any:
+    """The request body as JSON, or None when it is none."""
+    try:
+        return json.loads(content)
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than Python parses
+        return None
+
+
+def describe(body: Any) -> str:
+    """A request in a few words, for an error message: its last message, clipped."""
+    if not isinstance(body, dict) or not body.get("messages"):
+        return "(no messages)"
+    last = body["messages"][-1]
+    if not isinstance(last, dict):
+        return "(malformed last message)"
+    content = last.get("content")
+    text = content if isinstance(content, str) else json.dumps(content)
+    if len(text) > 120:
+        text = text[:117] + "..."
+    return f"{len(body['messages'])} messages, last {last.get('role')}: {text!r}"
+
+
+def describe_turn(turn: Turn) -> str:
+    if turn.calls:
+        return "call " + ", ".join(c.tool for c in turn.calls)
+    return f"say {turn.say!r}"

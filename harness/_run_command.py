@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from harness.run import Result
     from harness.scenario import Scenario
 
-# The real clock, for --junit's timings: runs freeze time, and freezegun swaps every module
-# attribute that is a clock function, but does not look inside a dict.
+# The real clock, for --junit's timings, out of reach of a test that freezes time with
+# freezegun (it swaps every module attribute that is a clock function, not a dict's value).
 _REAL = {"clock": time.perf_counter}
 
 

@@ -125,6 +125,7 @@ def serve_command(args: argparse.Namespace, directory: Path | None) -> int:
         strict=not args.lenient,
         check_history=args.check_history,
         keep=16,  # nothing reads them after a serve; a long one must not grow without bound
+        error_bodies=False,
         created=FROZEN_EPOCH,
     )
     limits = Limits(

@@ -18,9 +18,14 @@ class AgentState:
     cursor: int = 0
     issued: dict[str, str] = field(default_factory=dict)  # label -> call id
     calls: dict[str, Call] = field(default_factory=dict)  # label -> scripted call
-    # The conversation as of the last reply served (strict mode): what the next request
-    # must begin with, system messages aside.
-    served: list[Any] = field(default_factory=list)
+    # The conversation as of the last reply served (check_history): what the next request
+    # must begin with, system messages aside. Once the script is done it is kept as JSON
+    # text, a fraction of the objects: such an agent rarely asks again, and a thousand of
+    # them would otherwise hold every conversation as parsed.
+    served: list[Any] | str = field(default_factory=list)
+
+    def history(self) -> list[Any]:
+        return json.loads(self.served) if isinstance(self.served, str) else self.served
 
 
 def render(

@@ -27,7 +27,8 @@ import httpx
 from harness import _completion
 from harness._completion import Completion
 from harness._conversation import continuation_problem, conversation_problem
-from harness._request import request_problem, undeclared
+from harness._prefix import PrefixLog
+from harness._request import describe, describe_turn, parsed, request_problem, undeclared
 from harness._routing import (
     REFERENCE_DELEGATION,
     Delegation,
@@ -85,13 +86,17 @@ BeforeTurn = Callable[[str, int], Awaitable[None]]
 def _shared_router(base_url: str) -> Any:
     import respx
 
+    class FakeRoute(respx.Route):
+        """The one route, resolved straight to the fake serving now. A side effect would
+        make respx inspect its signature and copy its response on every request; what
+        this route calls and returns is known when it is built."""
+
+        def resolve(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
+            return _SERVING.get().complete(request).response(request)
+
     router = respx.Router(base_url=base_url, assert_all_mocked=True, assert_all_called=False)
-    router.post("/chat/completions").mock(side_effect=_serve_current)
+    router.add(FakeRoute(method="POST", path="/chat/completions"))
     return router
-
-
-def _serve_current(request: httpx.Request) -> httpx.Response:
-    return _SERVING.get().respond(request)
 
 
 @dataclass(frozen=True)
@@ -126,9 +131,10 @@ class ScriptedLLM:
     not carry on the agent's conversation as served, the model's own replies included: no
     real API checks that (it keeps no state), but a runtime that garbles its history is
     wrong all the same, and a scripted model would not notice otherwise. `keep` bounds the
-    captured requests to the last N, for a long-running server; None keeps every one, as
-    an observation needs.
-    `created` fixes the completions' `created` time (default: the clock, frozen in runs).
+    captured requests to the last N (None keeps every one); `prefixes` sums up every
+    request's model-visible prefix all the same. `error_bodies=False` keeps no body of a
+    refused request, for a server, where such requests are what a flood is made of.
+    `created` fixes the completions' `created` time (default: the clock at each reply).
     """
 
     def __init__(
@@ -143,6 +149,7 @@ class ScriptedLLM:
         strict: bool = False,
         check_history: bool = False,
         keep: int | None = None,
+        error_bodies: bool = True,
         created: int | None = None,
     ):
         self.scripts = {name: tuple(turns) for name, turns in scripts.items()}
@@ -160,6 +167,8 @@ class ScriptedLLM:
             [] if keep is None else collections.deque(maxlen=keep)
         )
         self.served = 0  # requests answered, kept or not
+        self.prefixes = PrefixLog()  # of every request answered, kept or not
+        self.error_bodies = error_bodies
         self.errors: list[ScriptError] = []
         self._state = {name: AgentState() for name in self.scripts}
         self._call_ids = 0
@@ -208,7 +217,7 @@ class ScriptedLLM:
         """Give the hook its moment before an agent's scripted step is served (in-process
         transports only: a loopback server has no event loop to share)."""
         try:
-            agent = self._agent_of(request, _body(request))
+            agent = self._agent_of(request, parsed(request.content))
         except ScriptError:
             return  # respond() reports it, once
         state = self._state.get(agent)
@@ -243,14 +252,14 @@ class ScriptedLLM:
 
     # -- the endpoint -----------------------------------------------------------------
     def respond(self, request: httpx.Request) -> httpx.Response:
-        return self.complete(request).response()
+        return self.complete(request).response(request)
 
     def complete(self, request: httpx.Request) -> Completion:
         """The answer to one request, before any transport: the step it consumes, or the
         error that consumed none."""
         agent = request.headers.get(AGENT_HEADER)
         step: int | None = None
-        body = _body(request)
+        body = parsed(request.content)
         self.served += 1
         try:
             problem = request_problem(body, strict=self.strict)
@@ -265,7 +274,7 @@ class ScriptedLLM:
                 step = self._unscripted[agent] = self._unscripted.get(agent, 0) + 1
                 raise UnknownAgent(
                     f"no script for agent {agent!r} (scripted agents: {known}); it asked for "
-                    f"step {step}; request: {_describe(body)}",
+                    f"step {step}; request: {describe(body)}",
                     agent=agent,
                     step=step,
                 )
@@ -285,7 +294,7 @@ class ScriptedLLM:
                     f"agent {agent}, step {step}: {wrong}", agent=agent, step=step, param="messages"
                 )
             if self.check_history and state.served:
-                broken = continuation_problem(state.served, messages)
+                broken = continuation_problem(state.history(), messages)
                 if broken is not None:
                     raise InvalidConversation(
                         f"agent {agent}, step {step}: {broken}", agent=agent, step=step,
@@ -295,7 +304,7 @@ class ScriptedLLM:
                 raise ScriptExhausted(
                     f"agent {agent} asked for step {step}, but its script has only "
                     f"{len(script)} step(s); add a step or find why the runtime asked again; "
-                    f"request: {_describe(body)}",
+                    f"request: {describe(body)}",
                     agent=agent,
                     step=step,
                 )
@@ -306,18 +315,13 @@ class ScriptedLLM:
                 said = [
                     m for m in messages if not (isinstance(m, dict) and m.get("role") == "system")
                 ]
-                state.served = [*said, message]
+                served = [*said, message]
+                state.served = json.dumps(served) if state.cursor == len(script) else served
         except ScriptError as exc:
             self.errors.append(exc)
-            # A bounded server keeps no error bodies: they are what a flood is made of.
-            raw = request.content if isinstance(self.requests, list) else b""
-            self.requests.append(
-                CapturedRequest(agent, step, raw, tuple(request.headers.multi_items()))
-            )
+            self._capture(request, agent, step, body, kept=self.error_bodies)
             return _completion.error(400, str(exc), exc.code, exc.param)
-        self.requests.append(
-            CapturedRequest(agent, step, request.content, tuple(request.headers.multi_items()))
-        )
+        self._capture(request, agent, step, body)
         self._completion_ids += 1
         head = {
             "id": f"chatcmpl-{self._completion_ids}",
@@ -325,6 +329,20 @@ class ScriptedLLM:
             "model": body.get("model", self.model),
         }
         return _completion.reply(head, message, body, self.chunk)
+
+    def _capture(
+        self,
+        request: httpx.Request,
+        agent: str | None,
+        step: int | None,
+        body: Any,
+        kept: bool = True,
+    ) -> None:
+        self.prefixes.add(agent, body)
+        raw = request.content if kept else b""
+        self.requests.append(
+            CapturedRequest(agent, step, raw, tuple(request.headers.multi_items()))
+        )
 
     def _render(
         self, agent: str, step: int, state: AgentState, turn: Turn, body: dict[str, Any]
@@ -365,35 +383,9 @@ class ScriptedLLM:
                 out.append(
                     UnconsumedSteps(
                         f"agent {agent}: {left} scripted step(s) never requested, starting at "
-                        f"step {cursor + 1} ({_describe_turn(script[cursor])})",
+                        f"step {cursor + 1} ({describe_turn(script[cursor])})",
                         agent=agent,
                         step=cursor + 1,
                     )
                 )
         return out
-
-
-def _body(request: httpx.Request) -> Any:
-    try:
-        return json.loads(request.content)
-    except (ValueError, RecursionError):  # not JSON, or nested deeper than Python parses
-        return None
-
-
-def _describe(body: Any) -> str:
-    if not isinstance(body, dict) or not body.get("messages"):
-        return "(no messages)"
-    last = body["messages"][-1]
-    if not isinstance(last, dict):
-        return "(malformed last message)"
-    content = last.get("content")
-    text = content if isinstance(content, str) else json.dumps(content)
-    if len(text) > 120:
-        text = text[:117] + "..."
-    return f"{len(body['messages'])} messages, last {last.get('role')}: {text!r}"
-
-
-def _describe_turn(turn: Turn) -> str:
-    if turn.calls:
-        return "call " + ", ".join(c.tool for c in turn.calls)
-    return f"say {turn.say!r}"

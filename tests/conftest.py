@@ -1,13 +1,15 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from harness.run import Wire
 from harness.scenario import Scenario, load_all
 
 # Suite-wide guarantees, each its own plugin: no socket off loopback, shuffled order on
-# demand, and the fuzz profiles registered before hypothesis applies --hypothesis-profile.
-pytest_plugins = ["tests._offline", "tests._order", "tests.fuzzing"]
+# demand.
+pytest_plugins = ["tests._offline", "tests._order"]
 
 SCENARIOS = {s.id: s for s in load_all()}
 
@@ -20,6 +22,24 @@ SLOW_MODULES = frozenset({
     "test_hygiene", "test_node_dsh", "test_offline", "test_report", "test_serve",
     "test_serve_load", "test_serve_sdks",
 })  # fmt: skip
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    # The fuzz profiles must exist before hypothesis applies --hypothesis-profile, in its
+    # own pytest_configure. Only then is hypothesis imported at start-up: test_fuzz.py
+    # imports the profiles itself, and the inner loop never imports hypothesis at all.
+    if config.getoption("--hypothesis-profile", None):
+        import tests.fuzzing  # noqa: F401
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    # Under exactly `-m "not slow"` a slow module's tests are all deselected anyway, so the
+    # module is not even imported: importing them (hypothesis, with pytest rewriting its
+    # seventy modules' asserts) was a third of the inner loop's start-up.
+    if collection_path.stem in SLOW_MODULES and config.option.markexpr.strip() == "not slow":
+        return True
+    return None
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -1,8 +1,9 @@
 """What the fuzz tests feed the harness: hypothesis profiles and strategies for random and
 mutated scenario documents. The contract they are checked against is in test_fuzz.py.
 
-Loaded as a pytest plugin by conftest.py, so that the profiles are registered before
-hypothesis applies `--hypothesis-profile` (which it does before test modules are imported).
+Imported by test_fuzz.py, and by conftest.py at start-up when `--hypothesis-profile` is
+given, so that the profiles exist before hypothesis applies it (which it does before test
+modules are imported).
 """
 
 from __future__ import annotations

@@ -14,8 +14,9 @@ import pytest
 from harness._cli import main
 from harness.answerers import ScriptedHuman
 from harness.fake import Turn
-from harness.run import run_scenario
+from harness.run import run_scenario, snapshot_text
 from harness.run._detect import DeadlockDetectingLoop, hang_report
+from harness.run._runner import _run_on_loop, batch
 from harness.runtime.questions import Answer, AskUserQuestionRequest
 from harness.runtime.waits import WaitGraph
 from harness.scenario import AgentSpec, World
@@ -98,15 +99,75 @@ def test_a_long_progressing_run_is_not_a_hang() -> None:
     assert [e["code"] for e in observation.tool_errors] == ["UNKNOWN_TOOL"] * 25
 
 
+def test_without_the_detector_a_hang_is_left_to_the_backstop() -> None:
+    result = run_scenario(SCENARIOS["hang-before-the-fix"], backstop=0.2, detector=False)
+    observation = result.observation
+    assert (observation.outcome, observation.hang) == ("error", None)
+    assert (observation.error or "").startswith("backstop: the scenario was still running")
+    assert result.status == "fail"  # the scenario expects the detector's hang
+
+
+def test_a_batch_shares_a_loop_yet_each_run_starts_clean(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A hang leaves waiters on the loop; they are cancelled before the next run, which must
+    # observe exactly what it observes alone.
+    order = ["hang-before-the-fix", "resumed-depth-one-root", "hang-before-the-fix"]
+    alone = [snapshot_text(run_scenario(SCENARIOS[sid]).observation.snapshot()) for sid in order]
+    made: list[DeadlockDetectingLoop] = []
+    init = DeadlockDetectingLoop.__init__
+
+    def counted(self: DeadlockDetectingLoop) -> None:
+        made.append(self)
+        init(self)
+
+    monkeypatch.setattr(DeadlockDetectingLoop, "__init__", counted)
+    with batch():
+        batched = [
+            snapshot_text(run_scenario(SCENARIOS[sid]).observation.snapshot()) for sid in order
+        ]
+        plain = run_scenario(SCENARIOS["resumed-depth-one-root"], detector=False)
+        assert not made[0].is_closed()
+        # Disarmed between runs: no stale callback, no pile of ignored backstop timers.
+        assert (made[0].on_deadlock, made[0].ignored) == (None, set())
+    assert batched == alone
+    assert len(made) == 1 and made[0].is_closed()
+    assert plain.status == "pass"
+
+
+def test_what_a_run_leaves_on_a_batch_loop_is_cancelled_before_the_next() -> None:
+    # The runtime awaits everything it starts, but code embedded in it may not.
+    cancelled: list[str] = []
+
+    async def leaves_a_task() -> None:
+        async def forever() -> None:
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                cancelled.append("forever")
+                raise
+
+        asyncio.get_running_loop().create_task(forever())
+        await asyncio.sleep(0)
+
+    async def alone() -> int:
+        return len(asyncio.all_tasks())
+
+    with batch():
+        _run_on_loop(leaves_a_task(), detector=True)
+        assert cancelled == ["forever"]
+        assert _run_on_loop(alone(), detector=True) == 1
+
+
 class ThreadedHuman(ScriptedHuman):
-    """Answers from another thread, twice the backstop after the question arrives: a wait
-    the loop cannot see into, which only the backstop can end."""
+    """Answers from another thread, well after the backstop has fired: a wait the loop
+    cannot see into, which only the backstop can end."""
 
     async def answer(self, request: AskUserQuestionRequest) -> Sequence[Answer]:
-        # Timed from the question, not from the test's start: setting up a run (freezegun
-        # scanning every loaded module) can take longer than the backstop itself.
+        # Timed from the question, not from the test's start, so a slow start of the run
+        # cannot eat the margin.
         release = threading.Event()
-        threading.Timer(0.6, release.set).start()
+        threading.Timer(0.3, release.set).start()
         await asyncio.get_running_loop().run_in_executor(None, release.wait, 5)
         return []
 
@@ -116,7 +177,7 @@ def test_waits_in_threads_are_left_to_the_backstop(monkeypatch: object) -> None:
 
     monkeypatch.setattr(world_module, "make_answerer", lambda s: ThreadedHuman())  # type: ignore[attr-defined]
     scenario = dataclasses.replace(SCENARIOS["live-root-answered"], world=World("scripted"))
-    result = run_scenario(scenario, backstop=0.3)
+    result = run_scenario(scenario, backstop=0.1)
     assert result.observation.outcome == "error"
     assert (result.observation.error or "").startswith("backstop: the scenario was still running")
 

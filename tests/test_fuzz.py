@@ -31,7 +31,7 @@ test files keep their settings):
 - `explore`: many more random examples (some minutes), with the example database on
   (`.hypothesis/`, which replays earlier failures first); lift the per-test timeout:
 
-      pytest tests/test_fuzz.py --hypothesis-profile=explore --timeout=0
+      pytest tests/test_fuzz.py -p hypothesispytest --hypothesis-profile=explore --timeout=0
 
   A failure found there: add its minimal input to FOUND_* below.
 """

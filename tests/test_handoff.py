@@ -1,15 +1,10 @@
 """The delegation tool's own failures, which the contract names (scenarios/INTERPRETING.md):
-a child that never says anything, a child whose run fails, and a name already taken; and a
-session header that survives the store (found missing by mutation testing)."""
+a child that never says anything, a child whose run fails, and a name already taken (the
+durable store's own tests are in tests/test_sessions.py)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 from harness.fake import Turn
-from harness.runtime.sessions import SessionHeader, SessionStore
 from tests.helpers import run_root
 
 DELEGATE = Turn.tool("subagent", {"name": "child", "prompt": "Check the environment."})
@@ -44,18 +39,3 @@ def test_a_name_already_taken_is_session_exists() -> None:
     first, second = results(ran.events["parent"])
     assert first["content"] == "first" and first["child"] == "child"
     assert second["error"] == {"name": "SubagentError", "code": "SESSION_EXISTS"}
-
-
-@pytest.mark.parametrize(
-    "header",
-    [
-        SessionHeader(id="lead"),
-        SessionHeader(id="child", parent_session="lead", origin="subagent", delegation_depth=1),
-        SessionHeader(id="odd", parent_session="lead", origin="subagent", delegation_depth=None),
-    ],
-)
-def test_a_header_survives_the_store(header: SessionHeader, tmp_path: Path) -> None:
-    store = SessionStore(tmp_path)
-    store.create(header)
-    assert SessionStore(tmp_path).open(header.id).header == header
-    assert SessionHeader.from_event(header.to_event()) == header

@@ -9,9 +9,11 @@ import tempfile
 from pathlib import Path
 
 import httpx
+import pytest
+from freezegun import freeze_time
 
 from harness.fake import BASE_URL, ScriptedLLM, Turn
-from harness.run import Wire, run_scenario, run_scenarios, snapshot_text
+from harness.run import Wire, batch, run_scenario, run_scenarios, snapshot_text
 from harness.runtime.core import Runtime
 from harness.runtime.llm import ChatClient
 from harness.runtime.questions import UserQuestionService
@@ -25,11 +27,26 @@ SNAPSHOTS = Path(__file__).parents[1] / "snapshots"
 
 def test_repeated_runs_give_identical_snapshot_bytes() -> None:
     # State leaking from one run into the next (a counter, a cache, a registry) shows up
-    # as a second text. One batch freezes the clock once: 50 runs take about 0.4 s.
+    # as a second text. One batch, one loop: 50 runs take about 0.1 s.
     scenario = SCENARIOS["resumed-depth-one-root"]
     runs = run_scenarios([scenario] * 50)
     texts = {snapshot_text(result.observation.snapshot()) for result in runs}
     assert len(texts) == 1
+
+
+@pytest.mark.parametrize("instant", ["1999-12-31 23:59:59", "2042-06-01 12:34:56"])
+def test_no_wall_clock_reading_reaches_an_observation(instant: str) -> None:
+    # A run's clocks are handed in (FROZEN_AT), not patched. Freezing the wall clock far
+    # from FROZEN_AT shows any reading that slipped past them: it would change a timestamp,
+    # and so the snapshot.
+    with freeze_time(instant, real_asyncio=True), batch():
+        changed = [
+            sid
+            for sid, scenario in sorted(SCENARIOS.items())
+            if snapshot_text(run_scenario(scenario).observation.snapshot())
+            != (SNAPSHOTS / f"{sid}.json").read_text(encoding="utf-8")
+        ]
+    assert changed == []
 
 
 def test_no_absolute_path_reaches_a_snapshot() -> None:

@@ -64,6 +64,8 @@ def observation(scenario: Scenario, data: dict[str, Any], llm: ScriptedLLM | Non
         asked=[_asked(a, i, names) for i, a in enumerate(_list(data, "asked"))],
         direct=direct,
         requests=list(llm.requests) if llm else [],
+        served=llm.served if llm else 0,
+        model_prefix=llm.prefixes.summary() if llm else {},
         script_errors=script_errors,
     )
 

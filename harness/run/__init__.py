@@ -5,7 +5,7 @@ from harness.run._judge import Result, judge, summary
 from harness.run._observe import Observation, differences, portable, snapshot_text
 from harness.run._runner import (
     FROZEN_AT,
-    frozen_time,
+    batch,
     observe_scenario,
     run_scenario,
     run_scenarios,
@@ -17,8 +17,8 @@ __all__ = [
     "Observation",
     "Result",
     "Wire",
+    "batch",
     "differences",
-    "frozen_time",
     "judge",
     "observe_scenario",
     "portable",

@@ -25,15 +25,26 @@ class DeadlockDetectingLoop(asyncio.SelectorEventLoop):
         self.on_deadlock: Callable[[], None] | None = None
         self.ignored: set[asyncio.TimerHandle] = set()
         self._in_threads = 0  # executor jobs still running: their result will wake us
+        self._run = 0
+
+    def reset(self) -> None:
+        """Forget one run's watch before the next run on this loop: a batch shares one loop,
+        and a thread a cut-short run left behind must not keep the next one "busy"."""
+        self.on_deadlock = None
+        self.ignored.clear()
+        self._in_threads = 0
+        self._run += 1
 
     def run_in_executor(  # type: ignore[override]
         self, executor: Any, func: Any, *args: Any
     ) -> asyncio.Future[Any]:
         future = super().run_in_executor(executor, func, *args)
         self._in_threads += 1
+        run = self._run
 
         def done(_: object) -> None:
-            self._in_threads -= 1
+            if run == self._run:
+                self._in_threads -= 1
 
         future.add_done_callback(done)
         return future

@@ -10,7 +10,7 @@ from typing import Any
 from harness._seam import DEFAULT_BACKSTOP
 from harness.guards import GUARDS, RUNTIME_OWNERSHIP
 from harness.run._judge import Result
-from harness.run._runner import frozen_time, run_scenario
+from harness.run._runner import batch, run_scenario
 from harness.scenario import Scenario
 
 KILLED, SURVIVED, HANG = "killed", "survived", "hang"
@@ -58,7 +58,7 @@ def mutant_matrix(
     variants = [name for name in GUARDS if name != RUNTIME_OWNERSHIP.name]
     matrix = Matrix(variants, [s.id for s in scenarios])
     total, done = len(variants) * len(scenarios), 0
-    with frozen_time():
+    with batch():
         for variant in variants:
             for scenario in scenarios:
                 cell = verdict(run_scenario(scenario, backstop=backstop, guard=variant))

@@ -35,7 +35,11 @@ class Observation:
     plan_mode: dict[str, bool] = field(default_factory=dict)
     direct: list[dict[str, Any]] = field(default_factory=list)
     hang: dict[str, Any] | None = None
+    # The last requests the fake was sent, in full (a bounded number: see KEEP_REQUESTS),
+    # and how many it was sent in all; `model_prefix` sums up every one of them.
     requests: list[CapturedRequest] = field(default_factory=list)
+    served: int = 0
+    model_prefix: dict[str, Any] = field(default_factory=dict)
     script_errors: list[str] = field(default_factory=list)
     # Every call that reached the answerer: {caller, questions} (Question.to_json's shape).
     asked: list[dict[str, Any]] = field(default_factory=list)
@@ -86,9 +90,8 @@ class Observation:
             doc["direct"] = self.direct
         if self.hang is not None:
             doc["hang"] = self.hang
-        prefix = model_prefix(self.requests)
-        if prefix:
-            doc["model_prefix"] = prefix
+        if self.model_prefix:
+            doc["model_prefix"] = self.model_prefix
         return doc
 
 
@@ -162,8 +165,11 @@ def snapshot_text(doc: dict[str, Any]) -> str:
 
 def observe(world: LiveWorld, outcome: str, error: str | None) -> Observation:
     store = world.store
-    root = str(store.root)
-    sessions = {sid: [_scrub(e, root) for e in store.read(sid)] for sid in store.ids()}
+    if store.root is None:  # in memory: no path to leak
+        sessions = {sid: store.read(sid) for sid in store.ids()}
+    else:
+        root = str(store.root)
+        sessions = {sid: [_scrub(e, root) for e in store.read(sid)] for sid in store.ids()}
     timeline = sorted(
         ((sid, e) for sid, events in sessions.items() for e in events), key=lambda p: p[1]["seq"]
     )
@@ -240,6 +246,8 @@ def observe(world: LiveWorld, outcome: str, error: str | None) -> Observation:
         direct=[r.to_json() for r in world.direct],
         asked=[c.to_json() for c in world.answerer.calls] if world.answerer else [],
         requests=list(world.llm.requests),
+        served=world.llm.served,
+        model_prefix=world.llm.prefixes.summary(),
         hang=world.hang,
     )
 
@@ -257,39 +265,6 @@ def script_error_text(error: ScriptError, scenario: Scenario) -> str:
         at = f"/agents/{agent.name}/script"
         where += f": {at}/{step - 1}" if 1 <= step <= len(agent.script) else f": {at}"
     return f"{error} ({where})"
-
-
-def model_prefix(requests: list[CapturedRequest]) -> dict[str, Any]:
-    """What a KV cache keys on: each agent's system prompt, and the tool schemas, checked on
-    every request, not only each agent's first.
-
-    Tools are listed once when every request carried the same list (the runtime's promise),
-    and per agent otherwise, so a divergence shows up in the snapshot diff.
-    """
-    prompts: dict[str, list[Any]] = {}
-    tools: dict[str, Any] = {}
-    distinct: set[str] = set()
-    for r in requests:
-        body = r.body  # parsed once here, and let go before the next
-        if r.agent is None or not isinstance(body, dict):
-            continue
-        distinct.add(json.dumps(body.get("tools"), sort_keys=True))
-        first = (body.get("messages") or [{}])[0]
-        prompt = (
-            first.get("content")
-            if isinstance(first, dict) and first.get("role") == "system"
-            else None
-        )
-        seen = prompts.setdefault(r.agent, [])
-        if prompt not in seen:  # every request's prompt, each distinct one once, in order
-            seen.append(prompt)
-        tools.setdefault(r.agent, body.get("tools"))
-    if not prompts:
-        return {}
-    # One prompt per agent is the runtime's promise, a resumed session included; were it
-    # broken, the agent's entry becomes the list of every prompt it was sent.
-    system = {agent: seen[0] if len(seen) == 1 else seen for agent, seen in prompts.items()}
-    return {"system": system, "tools": next(iter(tools.values())) if len(distinct) == 1 else tools}
 
 
 def _with_direct(

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import sys
-import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Coroutine, Iterable, Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 
@@ -20,37 +21,72 @@ from harness.run._judge import Result, judge
 from harness.run._observe import Observation, differences, observe, portable
 from harness.run._world import LiveWorld
 from harness.runtime.errors import AgentRunError
+from harness.runtime.sessions import SessionStore
 from harness.scenario import Phase, Scenario
 
 if TYPE_CHECKING:
     from harness._seam import Adapter
 
+# Every run's clock, handed to the store (event timestamps) and the fake (completion
+# times): nothing a run observes reads the wall clock, so no clock needs patching
+# (tests/test_runner.py runs the corpus under freezegun at two far-apart instants to
+# prove it).
 FROZEN_AT = "2026-01-01T00:00:00+00:00"
+_FROZEN = datetime.fromisoformat(FROZEN_AT)
+FROZEN_EPOCH = int(_FROZEN.timestamp())
 
+T = TypeVar("T")
 
-_frozen = 0
+# The batch's event loops, by whether they detect deadlocks; empty outside a batch().
+_loops: list[dict[bool, asyncio.Runner]] = []
 
 
 @contextmanager
-def frozen_time() -> Iterator[None]:
-    """Freeze the wall clock at FROZEN_AT; re-entrant, so a batch pays for it once.
-
-    Starting freezegun walks every loaded module, which costs more than a whole
-    delegation, hence one freeze per batch rather than per scenario. `real_asyncio` keeps
-    the event loop's own clock real, so the backstop still fires.
-    """
-    global _frozen
-    if _frozen:
+def batch() -> Iterator[None]:
+    """Run every scenario inside on one event loop (per detector setting), as `harness
+    run` does: a loop costs more to make and close than a small scenario costs to run.
+    Re-entrant. Each run still starts clean: its own context variables, no task of an
+    earlier run left on the loop, the detector's watch reset."""
+    if _loops:
         yield
         return
-    from freezegun import freeze_time
+    runners: dict[bool, asyncio.Runner] = {}
+    _loops.append(runners)
+    try:
+        yield
+    finally:
+        _loops.pop()
+        for runner in runners.values():
+            runner.close()
 
-    with freeze_time(FROZEN_AT, real_asyncio=True):
-        _frozen += 1
-        try:
-            yield
-        finally:
-            _frozen -= 1
+
+def _run_on_loop(main: Coroutine[Any, Any, T], *, detector: bool) -> T:
+    """Run one scenario's coroutine: on the batch's loop inside a batch(), else on a loop
+    of its own."""
+    factory = DeadlockDetectingLoop if detector else None
+    if not _loops:
+        with asyncio.Runner(loop_factory=factory) as runner:
+            return runner.run(main)
+    runners = _loops[-1]
+    if detector not in runners:
+        runners[detector] = asyncio.Runner(loop_factory=factory)
+    runner = runners[detector]
+    loop = runner.get_loop()
+    try:
+        return runner.run(main, context=contextvars.copy_context())
+    finally:
+        _settle(loop)
+
+
+def _settle(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel what a run left behind (a hung run's waiters) before the loop's next run."""
+    if isinstance(loop, DeadlockDetectingLoop):
+        loop.reset()
+    left = asyncio.all_tasks(loop)
+    for task in left:
+        task.cancel()
+    if left:
+        loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
 
 
 # Each delegation level nests about 5 Python frames (tool call, delegate, run, the agent
@@ -94,13 +130,16 @@ def run_scenario(
     adapter: Adapter | None = None,
     golden: Path | None = None,
     require_golden: bool = False,
+    detector: bool = True,
 ) -> Result:
     """Run one scenario on `adapter` (default: the reference runtime) and judge it. With
     `golden` (a snapshots directory), its snapshot is compared too: all of it for the
     reference runtime, the portable part for any other; with `require_golden`, a scenario
-    that has no snapshot there fails."""
+    that has no snapshot there fails. `detector` as for observe_scenario."""
     if adapter is None:
-        observation = observe_scenario(scenario, backstop=backstop, guard=guard, wire=wire)
+        observation = observe_scenario(
+            scenario, backstop=backstop, guard=guard, wire=wire, detector=detector
+        )
     else:
         from harness._seam import RunOptions, missing_features
 
@@ -146,8 +185,10 @@ def run_scenarios(
     adapter: Adapter | None = None,
     golden: Path | None = None,
     require_golden: bool = False,
+    detector: bool = True,
 ) -> Iterator[Result]:
-    with frozen_time():
+    """run_scenario for each, as one batch()."""
+    with batch():
         for scenario in scenarios:
             yield run_scenario(
                 scenario,
@@ -157,6 +198,7 @@ def run_scenarios(
                 adapter=adapter,
                 golden=golden,
                 require_golden=require_golden,
+                detector=detector,
             )
 
 
@@ -166,17 +208,21 @@ def observe_scenario(
     backstop: float = DEFAULT_BACKSTOP,
     guard: str | None = None,
     wire: Wire = Wire(),
+    detector: bool = True,
+    store_dir: Path | None = None,
 ) -> Observation:
-    """Run one scenario under `guard` (default: the scenario's own, normally the decision)."""
-    with (
-        frozen_time(),
-        stack_budget(scenario),
-        tempfile.TemporaryDirectory(prefix="harness-") as tmp,
-    ):
-        world = LiveWorld.build(scenario, Path(tmp), guard=guard, wire=wire)
-        with asyncio.Runner(loop_factory=DeadlockDetectingLoop) as runner:
-            outcome, error = runner.run(_run_phases(world, backstop))
-        return observe(world, outcome, error)
+    """Run one scenario under `guard` (default: the scenario's own, normally the decision).
+
+    `detector=False` runs it on a plain event loop: a hang is then found by the `backstop`
+    (in seconds) alone, as it would be without this harness. The durable logs are kept in
+    memory, or as one JSONL file per session in `store_dir` (an existing directory, where
+    no session of the scenario may exist yet); the observation is the same either way."""
+    with stack_budget(scenario):
+        store = SessionStore(store_dir, clock=lambda: _FROZEN)
+        with store:
+            world = LiveWorld.build(scenario, store, guard=guard, wire=wire, created=FROZEN_EPOCH)
+            outcome, error = _run_on_loop(_run_phases(world, backstop), detector=detector)
+            return observe(world, outcome, error)
 
 
 async def _run_phases(world: LiveWorld, backstop: float) -> tuple[str, str | None]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -28,6 +27,11 @@ from harness.runtime.waits import WaitGraph
 from harness.scenario import Scenario
 
 AnyAnswerer = ScriptedHuman | Tripwire | Unreachable
+
+# Requests an observation keeps in full, the last ones: every scenario shipped sends fewer,
+# and a thousand-agent tree must not hold every body it sent (the model prefix is summed
+# up from all of them as they arrive).
+KEEP_REQUESTS = 256
 
 
 class ScenarioFaults(Faults):
@@ -85,11 +89,13 @@ class LiveWorld:
     def build(
         cls,
         scenario: Scenario,
-        store_dir: Path,
+        store: SessionStore,
         *,
         guard: str | None = None,
         wire: Wire = Wire(),
+        created: int | None = None,
     ) -> LiveWorld:
+        """`created` is the fake's completion time (default: the clock at each reply)."""
         return cls(
             scenario=scenario,
             llm=ScriptedLLM(
@@ -101,9 +107,11 @@ class LiveWorld:
                 chunk=wire.chunk if wire.chunk is not None else scenario.stream_chunk,
                 roots=scenario.roots(),
                 session_header=SESSION_HEADER if wire.routing == "session" else None,
+                keep=KEEP_REQUESTS,
+                created=created,
             ),
             answerer=make_answerer(scenario),
-            store=SessionStore(store_dir),
+            store=store,
             faults=ScenarioFaults(scenario),
             guard=guard_named(guard or scenario.guard),
             wire=wire,

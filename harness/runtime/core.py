@@ -55,7 +55,10 @@ class Runtime:
     async def start(self, session_id: str, prompt: str) -> str | None:
         """Start a top-level runtime root in a new session."""
         session = self.store.create(self.faults.header(SessionHeader(id=session_id)))
-        return await self._run(Agent(session_id, session), None, prompt)
+        try:
+            return await self._run(Agent(session_id, session), None, prompt)
+        finally:
+            self.store.flush()  # a top-level run's end is a phase end: its log is durable
 
     async def resume(self, session_id: str, prompt: str, owner: Agent | None = None) -> str | None:
         """Bring a stored session back as a new live agent.
@@ -64,7 +67,10 @@ class Runtime:
         """
         session = self.store.open(session_id)
         session.append({"type": "session/resumed", "owner": owner.id if owner else None})
-        return await self._run(Agent(session_id, session), owner, prompt)
+        try:
+            return await self._run(Agent(session_id, session), owner, prompt)
+        finally:
+            self.store.flush()
 
     async def delegate(
         self, parent: Agent, name: str, prompt: str, call_id: str = "?"

@@ -82,9 +82,9 @@ def clauses() -> dict[str, str]:
     return {str(k): v for k, v in doc.items()}
 
 
-def _read(path: Path) -> Document:
+def _read(path: Path, data: bytes | None = None) -> Document:
     try:
-        data = path.read_bytes()
+        data = path.read_bytes() if data is None else data
     except OSError as exc:
         raise ScenarioError([f"{path}: cannot read: {exc.strerror or exc}"]) from None
     try:
@@ -106,7 +106,18 @@ def load_scenario(path: Path) -> Scenario:
     """Load one file, or raise ScenarioError with every problem in it, one line each:
     `path:line:col: message` for YAML, `path: /json/pointer: message (line N)` for the
     schema and for the checks a schema cannot express."""
-    document = _read(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ScenarioError([f"{path}: cannot read: {exc.strerror or exc}"]) from None
+    return _loaded(path, data)
+
+
+# By path and exact content: a process that loads the same files again (every in-process
+# CLI call of a test session) parses and validates each once. Scenarios are immutable.
+@functools.lru_cache(maxsize=256)
+def _loaded(path: Path, data: bytes) -> Scenario:
+    document = _read(path, data)
     doc = document.value
     if doc is None:
         raise ScenarioError(

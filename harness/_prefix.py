@@ -1,0 +1,61 @@
+"""The model-visible prefix, gathered request by request: what a KV cache keys on.
+
+The fake feeds every request it is sent into one of these as it arrives, so a snapshot's
+`model_prefix` covers every request while the fake keeps only the last few bodies: a
+thousand-agent run would otherwise hold every body it was ever sent.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+class PrefixLog:
+    """Each agent's system prompts (every distinct one, in the order first sent) and tool
+    lists, checked on every request, not only each agent's first."""
+
+    def __init__(self) -> None:
+        # Each distinct value is held once, however many agents were sent it: a thousand
+        # agents share one prompt per role and one tool list.
+        self._prompts: dict[str, list[Any]] = {}
+        self._tools: dict[str, str] = {}  # agent -> its first tool list, canonically encoded
+        self._distinct: dict[str, tuple[str, Any]] = {}  # encoded -> (encoded, decoded)
+        self._texts: dict[str, str] = {}
+
+    def add(self, agent: str | None, body: Any) -> None:
+        """One request as sent: `body` parsed (anything that is not a JSON object, or has
+        no agent, is no chat request and is left out)."""
+        if agent is None or not isinstance(body, dict):
+            return
+        tools = body.get("tools")
+        key = json.dumps(tools, sort_keys=True)
+        key = self._distinct.setdefault(key, (key, tools))[0]
+        self._tools.setdefault(agent, key)
+        first = (body.get("messages") or [{}])[0]
+        prompt = (
+            first.get("content")
+            if isinstance(first, dict) and first.get("role") == "system"
+            else None
+        )
+        if isinstance(prompt, str):
+            prompt = self._texts.setdefault(prompt, prompt)
+        seen = self._prompts.setdefault(agent, [])
+        if prompt not in seen:
+            seen.append(prompt)
+
+    def summary(self) -> dict[str, Any]:
+        """Tools are listed once when every request carried the same list (the runtime's
+        promise), and per agent otherwise, so a divergence shows up in the snapshot diff.
+        One prompt per agent is the runtime's promise too, a resumed session included;
+        were it broken, the agent's entry becomes the list of every prompt it was sent."""
+        if not self._prompts:
+            return {}
+        system = {
+            agent: seen[0] if len(seen) == 1 else list(seen)
+            for agent, seen in self._prompts.items()
+        }
+        if len(self._distinct) == 1:
+            return {"system": system, "tools": next(iter(self._distinct.values()))[1]}
+        tools = {agent: self._distinct[key][1] for agent, key in self._tools.items()}
+        return {"system": system, "tools": tools}
