@@ -25,7 +25,7 @@ from harness.scenario import Scenario
 SHAPES = {
     "wide": (10, (1, 2, 3)),  # 11, 111, 1,111 agents
     "binary": (2, (3, 6, 9)),  # 15, 127, 1,023
-    "chain": (1, (10, 100)),  # 11, 101 (a chain is one nested await per level)
+    "chain": (1, (10, 100, 1000)),  # 11, 101, 1,001 (one nested await per level)
 }
 QUICK_SHAPES = {"binary": (2, (1,))}
 
@@ -77,22 +77,6 @@ def memory_worker(fanout: int, depth: int) -> dict[str, Any]:
     top = sorted(sites.items(), key=lambda item: item[1], reverse=True)[:6]
     return {"status": result.status, "agents": len(scenario.agents), "kept_mb": kept / 2**20,
             "peak_mb": peak / 2**20, "sites": top}  # fmt: skip
-
-
-def chain_limit_worker(low: int, high: int) -> dict[str, Any]:
-    """The deepest chain (fan-out 1) that still completes, by bisection in [low, high)."""
-    from harness.run import batch, run_scenario
-
-    error = ""
-    with batch():
-        while low + 1 < high:
-            middle = (low + high) // 2
-            result = run_scenario(tree(1, middle), backstop=600)
-            if result.status == "pass":
-                low = middle
-            else:
-                high, error = middle, result.observation.error or result.status
-    return {"deepest": low, "first_failing": high, "error": error}
 
 
 def _short(where: str) -> str:
@@ -205,16 +189,17 @@ def trees(*, quick: bool, repeats: int) -> Section:
     section.tables.append(rows)
     if quick:
         return section
-    limit = _worker(["chain-limit", "100", "400"])
     section.notes.append(
-        f"Chains (fan-out 1) stop at 100 levels above because a chain is one nested `await` "
-        f"per level: the deepest chain that completes here is {limit['deepest']} agents; at "
-        f"{limit['first_failing']} the run ends as `error` ({limit['error']})."
+        "A chain (fan-out 1) nests one `await` per level, so its run needs stack: the runner "
+        "raises Python's recursion limit by a measured budget per level for the run "
+        "(`harness.run._runner.FRAMES_PER_LEVEL`), and the 1,000-deep chain above passes "
+        "(tests/test_deep.py checks it too)."
     )
-    memory = _worker(["memory", "10", "2"])
+    memory = _worker(["memory", "10", "3"])
     section.dominates += [
-        f"Peak RSS grows with the number of agents because a run keeps every request and "
-        f"every session log until it returns. tracemalloc over the {memory['agents']}-agent "
+        f"Peak RSS grows with the number of agents because an observation holds every "
+        f"session's log, decoded (it is what a snapshot pins). tracemalloc over the "
+        f"{memory['agents']}-agent "
         f"tree (fan-out 10, depth 2): {num(memory['kept_mb'])} MB still allocated when "
         f"`run_scenario` returns ({num(memory['kept_mb'] * 1024 / memory['agents'])} KB per "
         f"agent; peak {num(memory['peak_mb'])} MB), by allocation site:",
@@ -223,10 +208,11 @@ def trees(*, quick: bool, repeats: int) -> Section:
         "|---|---|",
         *[f"| `{where}` | {num(mb)} |" for where, mb in memory["sites"]],
         "",
-        "Legend: sites via `harness/fake.py` are `ScriptedLLM.requests` (each request's "
-        "parsed body and raw bytes, kept for the snapshot's `model_prefix`); via "
-        "`harness/runtime/sessions.py`, the sessions' in-memory events, paths and the logs "
-        "read back for the observation. All live until `run_scenario` returns.",
+        "Legend: sites via `harness/runtime/sessions.py` are the durable logs (the JSONL "
+        "text the store keeps, and the events decoded from it for the observation); via "
+        "`harness/fake.py`, the last 256 requests an observation keeps in full and what "
+        "routing remembers per agent. The model prefix is summed up as requests arrive and "
+        "holds each distinct prompt and tool list once.",
         "",
     ]
     return section
@@ -278,8 +264,6 @@ if __name__ == "__main__":
         out = tree_worker(int(args[0]), int(args[1]))
     elif kind == "memory":
         out = memory_worker(int(args[0]), int(args[1]))
-    elif kind == "chain-limit":
-        out = chain_limit_worker(int(args[0]), int(args[1]))
     elif kind == "batch":
         out = batch_worker(int(args[0]), float(args[1]), int(args[2]))
     else:

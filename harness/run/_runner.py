@@ -6,6 +6,7 @@ import asyncio
 import contextvars
 import json
 import sys
+import threading
 from collections.abc import Coroutine, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -37,8 +38,16 @@ FROZEN_EPOCH = int(_FROZEN.timestamp())
 
 T = TypeVar("T")
 
-# The batch's event loops, by whether they detect deadlocks; empty outside a batch().
-_loops: list[dict[bool, asyncio.Runner]] = []
+
+class _Batches(threading.local):
+    """Per thread (an event loop runs in one): the open batch's event loops, by whether
+    they detect deadlocks; empty outside a batch()."""
+
+    def __init__(self) -> None:
+        self.open: list[dict[bool, asyncio.Runner]] = []
+
+
+_batches = _Batches()
 
 
 @contextmanager
@@ -47,15 +56,15 @@ def batch() -> Iterator[None]:
     run` does: a loop costs more to make and close than a small scenario costs to run.
     Re-entrant. Each run still starts clean: its own context variables, no task of an
     earlier run left on the loop, the detector's watch reset."""
-    if _loops:
+    if _batches.open:
         yield
         return
     runners: dict[bool, asyncio.Runner] = {}
-    _loops.append(runners)
+    _batches.open.append(runners)
     try:
         yield
     finally:
-        _loops.pop()
+        _batches.open.pop()
         for runner in runners.values():
             runner.close()
 
@@ -64,10 +73,10 @@ def _run_on_loop(main: Coroutine[Any, Any, T], *, detector: bool) -> T:
     """Run one scenario's coroutine: on the batch's loop inside a batch(), else on a loop
     of its own."""
     factory = DeadlockDetectingLoop if detector else None
-    if not _loops:
+    if not _batches.open:
         with asyncio.Runner(loop_factory=factory) as runner:
             return runner.run(main)
-    runners = _loops[-1]
+    runners = _batches.open[-1]
     if detector not in runners:
         runners[detector] = asyncio.Runner(loop_factory=factory)
     runner = runners[detector]
@@ -85,7 +94,7 @@ def _settle(loop: asyncio.AbstractEventLoop) -> None:
     left = asyncio.all_tasks(loop)
     for task in left:
         task.cancel()
-    if left:
+    if left:  # as asyncio.run does when its run ends
         loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
 
 
