@@ -18,7 +18,7 @@ RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 SIZES = (
     ("--repeats", 200, "runs of each in-process delegation benchmark (figures 1-3)"),
     ("--hang-runs", 50, "runs of each hang under the deadlock detector (figure 4)"),
-    ("--timeout-runs", 3, "runs of the 1 s wall-clock timeout detector (figure 4)"),
+    ("--timeout-runs", 3, "runs without the detector, ended by the 1 s backstop (figure 4)"),
     ("--suite-repeats", 2, "runs of the test suite per worker count (figure 5)"),
     ("--tree-repeats", 3, "fresh processes per delegation-tree size (figure 6a)"),
     ("--scenarios", 10_000, "small generated scenarios in one process (figure 6b)"),

@@ -111,7 +111,7 @@ def measure(*, quick: bool, repeats: int, timeout_runs: int) -> Section:
               zero_latency.median, 0.050, shown, "<= 50 ms")
     )  # fmt: skip
     section.ratios += [
-        (f"{timeout:g} s timeout detector / deadlock detector (latency)",
+        (f"backstop ({timeout:g} s), no detector / deadlock detector (latency)",
          slow_latency.median / zero_latency.median),
         ("hang-before-the-fix / zero-depth guard none (latency)",
          before_latency.median / zero_latency.median),

@@ -103,7 +103,7 @@ def batch_worker(count: int, limit: float, profile: int) -> dict[str, Any]:
     each: list[float] = []
     statuses: dict[str, int] = {}
     start = mark = now()
-    for result in run_scenarios(generated()):  # one frozen clock for the batch, as `harness run`
+    for result in run_scenarios(generated()):  # one event loop for the batch, as `harness run`
         t = now()
         each.append(t - mark)
         mark = t
@@ -200,7 +200,7 @@ def trees(*, quick: bool, repeats: int) -> Section:
         f"Peak RSS grows with the number of agents because an observation holds every "
         f"session's log, decoded (it is what a snapshot pins). tracemalloc over the "
         f"{memory['agents']}-agent "
-        f"tree (fan-out 10, depth 2): {num(memory['kept_mb'])} MB still allocated when "
+        f"tree (fan-out 10, depth 3): {num(memory['kept_mb'])} MB still allocated when "
         f"`run_scenario` returns ({num(memory['kept_mb'] * 1024 / memory['agents'])} KB per "
         f"agent; peak {num(memory['peak_mb'])} MB), by allocation site:",
         "",
@@ -228,7 +228,7 @@ def batch(*, quick: bool, count: int) -> Section:
         f"{count:,} generated one-delegation scenarios (`benchmarks._generated.small`: "
         "parent -> child -> ask, refused, UNRESOLVED, parent completes; names, texts and the "
         "child's header vary) built in code and run through `harness.run.run_scenarios` "
-        "(one frozen clock for the batch) in one fresh process, generated lazily as the batch "
+        "(one event loop for the batch) in one fresh process, generated lazily as the batch "
         "consumes them. Total = building + running, inside the process; per scenario = time "
         "between consecutive results (building one included); peak RSS is VmHWM at the end.",
     )
