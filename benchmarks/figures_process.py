@@ -40,6 +40,9 @@ def suite(*, repeats: int) -> Section:
             walls[label].append(seconds)
             summaries = _SUMMARY.findall(done.stdout)
             outcomes[label] = summaries[-1] if summaries else f"exit {done.returncode}"
+            failed = re.findall(r"^(?:FAILED|ERROR) (\S+)", done.stdout, re.MULTILINE)
+            if failed:  # a suite that is not green must say which test, not just how many
+                outcomes[label] += f" ({', '.join(f'`{name}`' for name in failed)})"
             if args == ["-n", "0"]:
                 files: dict[str, float] = {}
                 for line in done.stdout.splitlines():
