@@ -92,7 +92,7 @@ def _shared_router(base_url: str) -> Any:
         this route calls and returns is known when it is built."""
 
         def resolve(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
-            return _SERVING.get().complete(request).response(request)
+            return _SERVING.get().respond(request)
 
     router = respx.Router(base_url=base_url, assert_all_mocked=True, assert_all_called=False)
     router.add(FakeRoute(method="POST", path="/chat/completions"))
