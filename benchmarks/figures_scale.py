@@ -161,6 +161,7 @@ def trees(*, quick: bool, repeats: int) -> Section:
     for shape, (fanout, depths) in (QUICK_SHAPES if quick else SHAPES).items():
         per_agent: list[Stats] = []
         rss: list[float] = []
+        chain_rss = 0.0
         for depth in depths:
             runs = [_worker(["tree", str(fanout), str(depth)]) for _ in range(repeats)]
             bad = [r for r in runs if r["status"] != "pass"]
@@ -182,10 +183,16 @@ def trees(*, quick: bool, repeats: int) -> Section:
             Check(f"6a {shape}: per-agent time, largest / smallest size", growth, 1.5,
                   times(growth), "<= 1.5x")
         )  # fmt: skip
-        section.checks.append(
-            Check(f"6a {shape}: peak RSS, largest / smallest size", rss[-1] / rss[0], 1.25,
-                  times(rss[-1] / rss[0]), "<= 1.25x")
-        )  # fmt: skip
+        if shape == "chain":
+            # Not a target (issue 18 sets it for wide and binary trees): a chain holds every
+            # level's agent live at once, its frames, session and conversation, while a
+            # tree's finished children are let go.
+            chain_rss = rss[-1] / rss[0]
+        else:
+            section.checks.append(
+                Check(f"6a {shape}: peak RSS, largest / smallest size", rss[-1] / rss[0], 1.25,
+                      times(rss[-1] / rss[0]), "<= 1.25x")
+            )  # fmt: skip
     section.tables.append(rows)
     if quick:
         return section
@@ -193,12 +200,16 @@ def trees(*, quick: bool, repeats: int) -> Section:
         "A chain (fan-out 1) nests one `await` per level, so its run needs stack: the runner "
         "raises Python's recursion limit by a measured budget per level for the run "
         "(`harness.run._runner.FRAMES_PER_LEVEL`), and the 1,000-deep chain above passes "
-        "(tests/test_deep.py checks it too)."
+        "(tests/test_deep.py checks it too). Its peak RSS is "
+        f"{times(chain_rss)} the 11-agent chain's, reported and not judged: all 1,000 "
+        "levels are live at once (each agent's frames, session events and conversation, "
+        "about 10 KB a level), where a tree lets each finished child go."
     )
     memory = _worker(["memory", "10", "3"])
     section.dominates += [
-        f"Peak RSS grows with the number of agents because an observation holds every "
-        f"session's log, decoded (it is what a snapshot pins). tracemalloc over the "
+        f"What a tree's run keeps grows with the number of agents: the durable logs, as "
+        f"the JSONL text the store wrote (an observation decodes a session only when it is "
+        f"read), and a little per agent in the fake. tracemalloc over the "
         f"{memory['agents']}-agent "
         f"tree (fan-out 10, depth 3): {num(memory['kept_mb'])} MB still allocated when "
         f"`run_scenario` returns ({num(memory['kept_mb'] * 1024 / memory['agents'])} KB per "
@@ -209,10 +220,10 @@ def trees(*, quick: bool, repeats: int) -> Section:
         *[f"| `{where}` | {num(mb)} |" for where, mb in memory["sites"]],
         "",
         "Legend: sites via `harness/runtime/sessions.py` are the durable logs (the JSONL "
-        "text the store keeps, and the events decoded from it for the observation); via "
-        "`harness/fake.py`, the last 256 requests an observation keeps in full and what "
-        "routing remembers per agent. The model prefix is summed up as requests arrive and "
-        "holds each distinct prompt and tool list once.",
+        "text the store keeps); via `harness/runtime/llm.py` and `harness/fake.py`, the "
+        "last 64 requests an observation keeps in full, what routing remembers per agent "
+        "and each finished agent's served history (compressed). The model prefix is summed "
+        "up as requests arrive and holds each distinct prompt and tool list once.",
         "",
     ]
     return section

@@ -4,6 +4,7 @@ checked, delegations spelled in the runtime's dialect, call ids issued."""
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,13 +20,21 @@ class AgentState:
     issued: dict[str, str] = field(default_factory=dict)  # label -> call id
     calls: dict[str, Call] = field(default_factory=dict)  # label -> scripted call
     # The conversation as of the last reply served (check_history): what the next request
-    # must begin with, system messages aside. Once the script is done it is kept as JSON
-    # text, a fraction of the objects: such an agent rarely asks again, and a thousand of
-    # them would otherwise hold every conversation as parsed.
-    served: list[Any] | str = field(default_factory=list)
+    # must begin with, system messages aside. Once the script is done it is kept as
+    # compressed JSON (under half the text, a small part of the parsed objects): such an
+    # agent rarely asks again, and then only to be told why, while a thousand-agent tree
+    # would otherwise hold every conversation.
+    served: list[Any] | bytes = field(default_factory=list)
+
+    def finish(self) -> None:
+        """The script is done: keep the history served so far compressed."""
+        if isinstance(self.served, list):
+            self.served = zlib.compress(json.dumps(self.served).encode(), 1)
 
     def history(self) -> list[Any]:
-        return json.loads(self.served) if isinstance(self.served, str) else self.served
+        if isinstance(self.served, bytes):
+            return list(json.loads(zlib.decompress(self.served)))
+        return self.served
 
 
 def render(

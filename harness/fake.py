@@ -315,8 +315,9 @@ class ScriptedLLM:
                 said = [
                     m for m in messages if not (isinstance(m, dict) and m.get("role") == "system")
                 ]
-                served = [*said, message]
-                state.served = json.dumps(served) if state.cursor == len(script) else served
+                state.served = [*said, message]
+                if state.cursor == len(script):
+                    state.finish()
         except ScriptError as exc:
             self.errors.append(exc)
             self._capture(request, agent, step, body, kept=self.error_bodies)

@@ -129,3 +129,25 @@ def test_the_fake_refuses_a_garbled_history_only_when_asked() -> None:
             == status
         )
         assert [type(e) for e in llm.errors] == ([InvalidConversation] if check else [])
+
+
+def test_a_finished_agent_asked_again_is_told_its_history_is_wrong() -> None:
+    # Once its script is done the fake keeps an agent's history compressed; it must still
+    # be the history a further request is checked against, before the script runs out.
+    import httpx
+
+    from harness.fake import InvalidConversation, ScriptedLLM, ScriptExhausted, Turn
+
+    def ask(llm: ScriptedLLM, messages: list[dict[str, object]]) -> None:
+        request = httpx.Request("POST", "http://fake/v1/chat/completions",
+                                headers={"X-Harness-Agent": "a"},
+                                json={"model": "m", "messages": messages})  # fmt: skip
+        llm.respond(request)
+
+    go = {"role": "user", "content": "go"}
+    llm = ScriptedLLM({"a": [Turn.text("done")]}, check_history=True)
+    ask(llm, [go])
+    ask(llm, [go, {"role": "assistant", "content": "not what was said"}, go])
+    ask(llm, [go, {"role": "assistant", "content": "done"}, go])
+    assert [type(e) for e in llm.errors] == [InvalidConversation, ScriptExhausted]
+    assert "expected assistant: 'done', got assistant: 'not what" in str(llm.errors[0])

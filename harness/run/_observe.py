@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from harness.fake import CapturedRequest, ScriptError
 from harness.run._world import LiveWorld
-from harness.runtime.sessions import plan_mode_logged
+from harness.runtime.sessions import decode, plan_mode_logged
 from harness.scenario import Scenario
 
 Event = dict[str, Any]
@@ -31,7 +31,8 @@ class Observation:
     tool_errors: list[dict[str, Any]]
     handoffs: list[dict[str, Any]]
     final: dict[str, str | None]
-    sessions: dict[str, list[Event]]
+    # A Logs (decoded on access) for the reference runtime; a plain dict from adapters.
+    sessions: Mapping[str, list[Event]]
     plan_mode: dict[str, bool] = field(default_factory=dict)
     direct: list[dict[str, Any]] = field(default_factory=list)
     hang: dict[str, Any] | None = None
@@ -79,7 +80,7 @@ class Observation:
             "handoffs": self.handoffs,
             "final": self.final,
             "plan_mode": self.plan_mode,
-            "sessions": self.sessions,
+            "sessions": dict(self.sessions),
             "asked": self.asked,
         }
         if self.error is not None:
@@ -163,56 +164,74 @@ def snapshot_text(doc: dict[str, Any]) -> str:
     return json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
 
 
+class Logs(Mapping[str, list[Event]]):
+    """Every session's durable log, kept as the text the store holds and decoded on each
+    access: a thousand-agent tree's decoded events took three times the memory of its
+    text, and most runs only ever need the summary `observe` reads from them once."""
+
+    def __init__(self, texts: dict[str, str], root: str | None = None) -> None:
+        self._texts = texts
+        self._root = root  # a file-backed store's directory, scrubbed from what is read
+
+    def __getitem__(self, sid: str) -> list[Event]:
+        events = decode(self._texts[sid])
+        return events if self._root is None else [_scrub(e, self._root) for e in events]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._texts)
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+    def __repr__(self) -> str:
+        return f"Logs({sorted(self._texts)})"
+
+
 def observe(world: LiveWorld, outcome: str, error: str | None) -> Observation:
     store = world.store
-    if store.root is None:  # in memory: no path to leak
-        sessions = {sid: store.read(sid) for sid in store.ids()}
-    else:
-        root = str(store.root)
-        sessions = {sid: [_scrub(e, root) for e in store.read(sid)] for sid in store.ids()}
-    timeline = sorted(
-        ((sid, e) for sid, events in sessions.items() for e in events), key=lambda p: p[1]["seq"]
-    )
-    tool_errors, handoffs = [], []
-    direct = {r.seq: r for r in world.direct}
-    for sid, event in _with_direct(timeline, direct):
-        if sid is None:  # a direct ask() phase
-            result = direct[event["seq"]]
-            if result.error is not None:
+    root = None if store.root is None else str(store.root)  # in memory: no path to leak
+    sessions = Logs({sid: store.text(sid) for sid in store.ids()}, root)
+    # One session decoded at a time, keeping only what the observation reports of it.
+    tool_errors: list[tuple[int, dict[str, Any]]] = []
+    delegations: list[tuple[int, str, str, str]] = []  # (seq, parent, child, tool result)
+    said: dict[str, list[tuple[int, str]]] = {}
+    final: dict[str, str | None] = {}
+    plan_mode: dict[str, bool] = {}
+    for sid, events in sessions.items():
+        for e in events:
+            if e["type"] != "tool/result":
+                continue
+            if e["is_error"]:
                 tool_errors.append(
-                    {
-                        "agent": result.caller,
-                        "tool": "ask",
-                        "code": result.error["code"],
-                        "name": result.error["name"],
-                        "is_error": True,
-                        "text": result.text,
-                    }
+                    (e["seq"], _tool_error(sid, e["tool"], e["error"], e["content"]))
                 )
-            continue
-        if event["type"] != "tool/result":
-            continue
-        if event["is_error"]:
-            tool_errors.append(
-                {
-                    "agent": sid,
-                    "tool": event["tool"],
-                    "code": event["error"]["code"],
-                    "name": event["error"]["name"],
-                    "is_error": True,
-                    "text": event["content"],
-                }
-            )
-        elif event.get("child"):
-            child = event["child"]
-            handoffs.append(
-                {
-                    "parent": sid,
-                    "child": child,
-                    "child_final": _last_said(sessions.get(child, []), before=event["seq"]),
-                    "tool_result": event["content"],
-                }
-            )
+            elif e.get("child"):
+                delegations.append((e["seq"], sid, e["child"], e["content"]))
+        said[sid] = [
+            (e["seq"], e["content"])
+            for e in events
+            if e["type"] == "message/assistant" and e.get("content")
+        ]
+        # Conversations only: a direct ask phase's session holds a durable header, no turns.
+        if any(e["type"] == "message/user" for e in events):
+            final[sid] = said[sid][-1][1] if said[sid] else None
+        if (state := plan_mode_logged(events)) is not None:
+            plan_mode[sid] = state
+    # A direct ask() phase's error sits where the store's counter put the call.
+    tool_errors += [
+        (r.seq, _tool_error(r.caller, "ask", r.error, r.text))
+        for r in world.direct
+        if r.error is not None
+    ]
+    handoffs = [
+        {
+            "parent": parent,
+            "child": child,
+            "child_final": _last_said(said.get(child, []), before=seq),
+            "tool_result": content,
+        }
+        for seq, parent, child, content in sorted(delegations)
+    ]
     scenario = world.scenario
     script_errors = [script_error_text(e, scenario) for e in world.llm.errors]
     if outcome == "completed":
@@ -228,20 +247,11 @@ def observe(world: LiveWorld, outcome: str, error: str | None) -> Observation:
         outcome=outcome,
         error=error,
         answerer_calls=len(world.answerer.calls) if world.answerer else 0,
-        tool_errors=tool_errors,
+        tool_errors=[found for _, found in sorted(tool_errors, key=lambda p: p[0])],
         handoffs=handoffs,
-        # Conversations only: a direct ask phase's session holds a durable header, no turns.
-        final={
-            sid: _last_said(events)
-            for sid, events in sessions.items()
-            if any(e["type"] == "message/user" for e in events)
-        },
+        final=final,
         sessions=sessions,
-        plan_mode={
-            sid: state
-            for sid, events in sessions.items()
-            if (state := plan_mode_logged(events)) is not None
-        },
+        plan_mode=plan_mode,
         script_errors=script_errors,
         direct=[r.to_json() for r in world.direct],
         asked=[c.to_json() for c in world.answerer.calls] if world.answerer else [],
@@ -267,23 +277,24 @@ def script_error_text(error: ScriptError, scenario: Scenario) -> str:
     return f"{error} ({where})"
 
 
-def _with_direct(
-    timeline: list[tuple[str, Event]], direct: dict[int, Any]
-) -> list[tuple[str | None, Event]]:
-    """Session events and direct calls, in the one order the store's counter gives them."""
-    merged: list[tuple[str | None, Event]] = [*timeline]
-    merged += [(None, {"seq": seq}) for seq in direct]
-    return sorted(merged, key=lambda p: p[1]["seq"])
+def _tool_error(agent: str | None, tool: str, error: dict[str, Any], text: str) -> dict[str, Any]:
+    return {
+        "agent": agent,
+        "tool": tool,
+        "code": error["code"],
+        "name": error["name"],
+        "is_error": True,
+        "text": text,
+    }
 
 
-def _last_said(events: list[Event], before: int | None = None) -> str | None:
-    said = None
-    for event in events:
-        if before is not None and event["seq"] > before:
+def _last_said(said: list[tuple[int, str]], before: int) -> str | None:
+    last = None
+    for seq, content in said:
+        if seq > before:
             break
-        if event["type"] == "message/assistant" and event.get("content"):
-            said = event["content"]
-    return said
+        last = content
+    return last
 
 
 def _scrub(value: Any, root: str) -> Any:

@@ -50,7 +50,7 @@ def clip(value: Any, width: int = 70) -> str:
 
 
 def diagram(observation: Observation) -> Diagram:
-    sessions = observation.sessions
+    sessions = dict(observation.sessions)  # decoded once: a Logs decodes on every access
     order = sorted(sessions, key=lambda sid: sessions[sid][0]["seq"] if sessions[sid] else 0)
     ids = {sid: f"A{i}" for i, sid in enumerate(order, 1)}
     out = Diagram()

@@ -31,7 +31,7 @@ AnyAnswerer = ScriptedHuman | Tripwire | Unreachable
 # Requests an observation keeps in full, the last ones: every scenario shipped sends fewer,
 # and a thousand-agent tree must not hold every body it sent (the model prefix is summed
 # up from all of them as they arrive).
-KEEP_REQUESTS = 256
+KEEP_REQUESTS = 64
 
 
 class ScenarioFaults(Faults):

@@ -131,7 +131,11 @@ class _MemoryLogs:
 
     def text(self, id: str) -> str | None:
         lines = self._lines.get(id)
-        return None if lines is None else "".join(lines)
+        if lines is None:
+            return None
+        if len(lines) > 1:  # kept joined: a reader holding the text then shares it
+            lines[:] = ["".join(lines)]
+        return lines[0]
 
     def ids(self) -> list[str]:
         return sorted(self._lines)
@@ -175,7 +179,7 @@ class SessionStore:
         text = self._logs.text(id)
         if text is None:
             raise SessionError(f"no stored session {id!r} to resume")
-        events = _decode(text)
+        events = decode(text)
         if not events or events[0].get("type") != "session/header":
             raise SessionError(f"session {id!r} has no header line")
         return Session(self, SessionHeader.from_event(events[0]), events)
@@ -185,10 +189,14 @@ class SessionStore:
 
     def read(self, id: str) -> list[Event]:
         """Events as the log holds them: the durable truth observations are built from."""
+        return decode(self.text(id))
+
+    def text(self, id: str) -> str:
+        """A session's log as stored, undecoded: a tenth of the memory of its events."""
         text = self._logs.text(id)
         if text is None:
             raise SessionError(f"no stored session {id!r}")
-        return _decode(text)
+        return text
 
     def flush(self) -> None:
         """Make every appended event durable (a no-op in memory)."""
@@ -236,7 +244,7 @@ class Session:
         return to_messages(self.events)
 
 
-def _decode(text: str) -> list[Event]:
+def decode(text: str) -> list[Event]:
     # JSONL lines end at "\n" only. str.splitlines() also breaks at U+2028, U+0085 and
     # other separators, which ensure_ascii=False leaves raw inside a JSON string.
     lines = [line for line in text.split("\n") if line]
