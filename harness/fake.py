@@ -77,6 +77,8 @@ __all__ = [
 
 
 _SERVING: contextvars.ContextVar[ScriptedLLM] = contextvars.ContextVar("harness_fake_serving")
+# Finished agents whose served histories stay as they are; older ones are compressed.
+KEEP_FINISHED = 32
 _PLACED = "harness.agent"  # request extension: the agent routing decided on, or its error
 # Awaited with (agent, step) before that step is served: a moment inside a run.
 BeforeTurn = Callable[[str, int], Awaitable[None]]
@@ -171,6 +173,7 @@ class ScriptedLLM:
         self.error_bodies = error_bodies
         self.errors: list[ScriptError] = []
         self._state = {name: AgentState() for name in self.scripts}
+        self._done: collections.deque[AgentState] = collections.deque()
         self._call_ids = 0
         self._completion_ids = 0
         self._unscripted: dict[str, int] = {}  # requests per agent nobody scripted
@@ -317,7 +320,7 @@ class ScriptedLLM:
                 ]
                 state.served = [*said, message]
                 if state.cursor == len(script):
-                    state.finish()
+                    self._finished(state)
         except ScriptError as exc:
             self.errors.append(exc)
             self._capture(request, agent, step, body, kept=self.error_bodies)
@@ -330,6 +333,13 @@ class ScriptedLLM:
             "model": body.get("model", self.model),
         }
         return _completion.reply(head, message, body, self.chunk)
+
+    def _finished(self, state: AgentState) -> None:
+        # The last few finished agents keep their histories as served; older ones are
+        # compressed, which a thousand-agent tree needs and a small scenario need not pay.
+        self._done.append(state)
+        if len(self._done) > KEEP_FINISHED:
+            self._done.popleft().finish()
 
     def _capture(
         self,

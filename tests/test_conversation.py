@@ -131,10 +131,16 @@ def test_the_fake_refuses_a_garbled_history_only_when_asked() -> None:
         assert [type(e) for e in llm.errors] == ([InvalidConversation] if check else [])
 
 
-def test_a_finished_agent_asked_again_is_told_its_history_is_wrong() -> None:
-    # Once its script is done the fake keeps an agent's history compressed; it must still
-    # be the history a further request is checked against, before the script runs out.
+@pytest.mark.parametrize("keep", [0, 32])
+def test_a_finished_agent_asked_again_is_told_its_history_is_wrong(
+    keep: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Beyond the last KEEP_FINISHED finished agents the fake keeps an agent's history
+    # compressed; either way it is what a further request is checked against, before the
+    # script runs out.
     import httpx
+
+    monkeypatch.setattr("harness.fake.KEEP_FINISHED", keep)
 
     from harness.fake import InvalidConversation, ScriptedLLM, ScriptExhausted, Turn
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -133,14 +133,14 @@ async def _read_stream(response: httpx.Response) -> Reply:
     name first, then argument fragments to concatenate in order."""
     content: list[str] = []
     calls: dict[int, dict[str, Any]] = {}
-    done = False
-    async for line in _sse_lines(response):
+
+    def take(line: str) -> bool:
+        """One line; True at `data: [DONE]`."""
         if not line.startswith("data:"):
-            continue  # blank separators, comments, event: lines
+            return False  # blank separators, comments, event: lines
         data = line[5:].strip()
         if data == "[DONE]":
-            done = True
-            break
+            return True
         chunk = json.loads(data)
         for choice in chunk.get("choices") or ():
             delta = choice.get("delta") or {}
@@ -152,7 +152,23 @@ async def _read_stream(response: httpx.Response) -> Reply:
                 function = part.get("function") or {}
                 call["name"] += function.get("name") or ""
                 call["arguments"].append(function.get("arguments") or "")
-    if not done:
+        return False
+
+    # Lines as SSE defines them: ended by CR, LF or CRLF only. httpx's aiter_lines() also
+    # breaks at U+2028, U+0085 and the like, which a JSON string may carry raw. Each
+    # arrival's lines are taken in a plain loop: a generator step per line cost more than
+    # the line.
+    done = False
+    pending = ""
+    async for text in response.aiter_text():
+        if done:
+            # Read to the end and drop it, as OpenAI's SDK does: leaving httpx's stream
+            # generators unfinished would leave their closing to the event loop's
+            # finalizer, a task per generator on every streamed reply.
+            continue
+        *lines, pending = _SSE_EOL.split(pending + text)
+        done = any(take(line) for line in lines)
+    if not done and not (pending and take(pending)):
         raise ValueError("stream ended without data: [DONE]")
     tool_calls = []
     for index in sorted(calls):
@@ -161,19 +177,6 @@ async def _read_stream(response: httpx.Response) -> Reply:
             raise ValueError(f"tool call at index {index} never received its id and name")
         tool_calls.append(ToolCall(call["id"], call["name"], "".join(call["arguments"])))
     return Reply(content="".join(content) if content else None, tool_calls=tuple(tool_calls))
-
-
-async def _sse_lines(response: httpx.Response) -> AsyncIterator[str]:
-    """Lines as SSE defines them: ended by CR, LF or CRLF only. httpx's aiter_lines() also
-    breaks at U+2028, U+0085 and the like, which a JSON string may carry raw."""
-    pending = ""
-    async for text in response.aiter_text():
-        pending += text
-        *lines, pending = _SSE_EOL.split(pending)
-        for line in lines:
-            yield line
-    if pending:
-        yield pending
 
 
 _SSE_EOL = re.compile(r"\r\n|\r|\n")

@@ -19,6 +19,11 @@ Message = dict[str, Any]
 Clock = Callable[[], datetime]
 
 
+# json.dumps(event, sort_keys=True, ensure_ascii=False), byte for byte, without building
+# an encoder per event (and without the cycle check: an event is plain JSON data).
+_encode = json.JSONEncoder(sort_keys=True, ensure_ascii=False, check_circular=False).encode
+
+
 def utc_now() -> datetime:
     return datetime.now(UTC)
 
@@ -161,6 +166,7 @@ class SessionStore:
         self._logs = _MemoryLogs() if root is None else _FileLogs(root)
         self._clock = clock
         self._seq = 0
+        self._stamp: tuple[datetime | None, str] = (None, "")  # the last time, formatted
 
     @property
     def root(self) -> Path | None:
@@ -217,8 +223,11 @@ class SessionStore:
         return self._seq
 
     def _write(self, id: str, event: Event) -> Event:
-        stamped = {"seq": self.next_seq(), "ts": self._clock().isoformat(), **event}
-        self._logs.append(id, json.dumps(stamped, sort_keys=True, ensure_ascii=False) + "\n")
+        now = self._clock()
+        if now != self._stamp[0]:  # a frozen clock formats once
+            self._stamp = (now, now.isoformat())
+        stamped = {"seq": self.next_seq(), "ts": self._stamp[1], **event}
+        self._logs.append(id, _encode(stamped) + "\n")
         return stamped
 
 
