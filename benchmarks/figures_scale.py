@@ -25,7 +25,7 @@ from harness.scenario import Scenario
 SHAPES = {
     "wide": (10, (1, 2, 3)),  # 11, 111, 1,111 agents
     "binary": (2, (3, 6, 9)),  # 15, 127, 1,023
-    "chain": (1, (10, 100, 1000)),  # 11, 101, 1,001 (one nested await per level)
+    "chain": (1, (10, 100, 1000)),  # 11, 101, 1,001 (one nested task per level)
 }
 QUICK_SHAPES = {"binary": (2, (1,))}
 
@@ -197,10 +197,10 @@ def trees(*, quick: bool, repeats: int) -> Section:
     if quick:
         return section
     section.notes.append(
-        "A chain (fan-out 1) nests one `await` per level, so its run needs stack: the runner "
-        "raises Python's recursion limit by a measured budget per level for the run "
-        "(`harness.run._runner.FRAMES_PER_LEVEL`), and the 1,000-deep chain above passes "
-        "(tests/test_deep.py checks it too). Its peak RSS is "
+        "A chain (fan-out 1) nests one delegation per level; each child runs as a task of "
+        "its own (`Runtime.delegate`), so the depth costs no Python stack: the 1,000-deep "
+        "chain above passes without raising the recursion limit (tests/test_deep.py runs it "
+        "with the limit lowered to 400). Its peak RSS is "
         f"{times(chain_rss)} the 11-agent chain's, reported and not judged: all 1,000 "
         "levels are live at once (each agent's frames, session events and conversation, "
         "about 10 KB a level), where a tree lets each finished child go."

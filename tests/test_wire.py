@@ -108,3 +108,52 @@ def test_a_stream_is_read_as_sse_defines_it(split: int | None, prefix: str) -> N
 def test_a_broken_stream_is_a_chat_error_naming_what_broke(events: list[str], why: str) -> None:
     reply, _ = exchange(lambda r: sse(events), stream=True, base="http://fake.invalid/v1")
     assert isinstance(reply, ChatError) and why in str(reply)
+
+
+@pytest.mark.parametrize("split", [None, 5])
+def test_what_follows_done_is_read_to_the_end_and_ignored(split: int | None) -> None:
+    # As OpenAI's SDKs do: the stream is consumed, so httpx's stream generators finish
+    # inside the call instead of leaving their closing to the event loop.
+    raw = "".join(f"data: {e}\n\n" for e in ['{"choices":[{"delta":{"content":"hi"}}]}',
+                                              "[DONE]", '{"choices":[{"delta":{"content":"x"}}]}',
+                                              "not even json"]).encode()  # fmt: skip
+    sent: list[int] = []
+
+    async def pieces() -> AsyncIterator[bytes]:
+        for i in range(0, len(raw), split or len(raw)):
+            sent.append(i)
+            yield raw[i : i + (split or len(raw))]
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": "text/event-stream"},
+                              content=pieces())  # fmt: skip
+
+    reply, _ = exchange(answer, stream=True, base="http://fake.invalid/v1")
+    assert reply == Reply(content="hi", tool_calls=())
+    assert len(sent) == len(range(0, len(raw), split or len(raw)))  # every piece was read
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+def test_a_delegation_leaves_no_response_for_the_cycle_collector(stream: bool) -> None:
+    # httpx links a response and its stream both ways; the client unlinks each response it
+    # has read, so a thousand-agent tree does not hold every body until a collection.
+    import gc
+    from pathlib import Path
+
+    from harness.run import Wire, run_scenario
+    from harness.scenario import load_scenario
+
+    scenario = load_scenario(Path(__file__).parents[1] / "scenarios" / "zero-depth-live-child.yaml")
+    gc.collect()
+    gc.disable()
+    flags = gc.get_debug()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        assert run_scenario(scenario, wire=Wire(stream=stream)).status == "pass"
+        gc.collect()
+        left = [type(o).__name__ for o in gc.garbage if isinstance(o, httpx.Response)]
+    finally:
+        gc.garbage.clear()
+        gc.set_debug(flags)
+        gc.enable()
+    assert left == []

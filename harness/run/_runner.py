@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import json
-import sys
 import threading
 from collections.abc import Coroutine, Iterable, Iterator
 from contextlib import contextmanager
@@ -96,38 +95,6 @@ def _settle(loop: asyncio.AbstractEventLoop) -> None:
         task.cancel()
     if left:  # as asyncio.run does when its run ends
         loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
-
-
-# Each delegation level nests about 5 Python frames (tool call, delegate, run, the agent
-# loop, the model request): measured 5.1-5.5 per level over chains 100-400 deep. Tools
-# that wrap every function (mutmut's trampolines) add a frame per call, so the budget is
-# several times that, on top of the caller's own limit: a chain 1,000 deep runs either way.
-FRAMES_PER_LEVEL = 24
-
-
-def delegation_depth(scenario: Scenario) -> int:
-    """The longest spawned_by chain: how deep the scenario's delegations nest."""
-    deepest = 0
-    for name in scenario.agents:
-        depth, parent = 0, scenario.agents[name].spawned_by
-        while parent is not None and depth <= len(scenario.agents):
-            depth, parent = depth + 1, scenario.agents[parent].spawned_by
-        deepest = max(deepest, depth)
-    return deepest
-
-
-@contextmanager
-def stack_budget(scenario: Scenario) -> Iterator[None]:
-    """Raise Python's recursion limit for the run of a deeply delegating scenario, and put
-    it back after: the runtime's delegation path is recursive, as a real one is."""
-    before = sys.getrecursionlimit()
-    needed = before + FRAMES_PER_LEVEL * delegation_depth(scenario)
-    if needed > before:
-        sys.setrecursionlimit(needed)
-    try:
-        yield
-    finally:
-        sys.setrecursionlimit(before)
 
 
 def run_scenario(
@@ -226,12 +193,10 @@ def observe_scenario(
     (in seconds) alone, as it would be without this harness. The durable logs are kept in
     memory, or as one JSONL file per session in `store_dir` (an existing directory, where
     no session of the scenario may exist yet); the observation is the same either way."""
-    with stack_budget(scenario):
-        store = SessionStore(store_dir, clock=lambda: _FROZEN)
-        with store:
-            world = LiveWorld.build(scenario, store, guard=guard, wire=wire, created=FROZEN_EPOCH)
-            outcome, error = _run_on_loop(_run_phases(world, backstop), detector=detector)
-            return observe(world, outcome, error)
+    with SessionStore(store_dir, clock=lambda: _FROZEN) as store:
+        world = LiveWorld.build(scenario, store, guard=guard, wire=wire, created=FROZEN_EPOCH)
+        outcome, error = _run_on_loop(_run_phases(world, backstop), detector=detector)
+        return observe(world, outcome, error)
 
 
 async def _run_phases(world: LiveWorld, backstop: float) -> tuple[str, str | None]:

@@ -3,6 +3,7 @@ and the three ways an agent comes to life: start, delegate, resume."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Collection, Sequence
 from typing import Any
 
@@ -87,7 +88,11 @@ class Runtime:
         )
         session = self.store.create(self.faults.header(header))
         with self.waits.awaiting(parent.id, f"subagent call {call_id}", name):
-            return await self._run(Agent(name, session), parent, prompt)
+            # The child runs as a task of its own, which the parent awaits (cancelling the
+            # parent cancels it). Awaited inline, a chain of delegations nests one coroutine
+            # per level in a single task: Python's stack then grows with the depth, and
+            # every exception raised anywhere below walks each level's exception state.
+            return await asyncio.ensure_future(self._run(Agent(name, session), parent, prompt))
 
     async def _run(self, agent: Agent, owner: Agent | None, prompt: str) -> str | None:
         assert agent.session is not None
