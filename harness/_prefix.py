@@ -11,6 +11,23 @@ import json
 import marshal
 from typing import Any
 
+# Marshalled tool list -> its canonical encoding, shared by every log in the process: a
+# runtime sends the same few lists on nearly every request of every run. marshal's
+# encoding is type-exact (true is not 1) and in key order, and costs a third as much, so
+# an equal one means an equal canonical key; the canonical encoding still decides.
+_CANONICAL: dict[bytes, str] = {}
+_CANONICAL_MAX = 64
+
+
+def _canonical(tools: Any) -> str:
+    exact = marshal.dumps(tools, 2)
+    key = _CANONICAL.get(exact)
+    if key is None:
+        if len(_CANONICAL) >= _CANONICAL_MAX:
+            _CANONICAL.clear()
+        key = _CANONICAL[exact] = json.dumps(tools, sort_keys=True)
+    return key
+
 
 class PrefixLog:
     """Each agent's system prompts (every distinct one, in the order first sent) and tool
@@ -23,7 +40,6 @@ class PrefixLog:
         self._tools: dict[str, str] = {}  # agent -> its first tool list, canonically encoded
         self._distinct: dict[str, tuple[str, Any]] = {}  # encoded -> (encoded, decoded)
         self._texts: dict[str, str] = {}
-        self._last: tuple[bytes, str] = (b"", "")  # the last tool list: marshalled, its key
 
     def add(self, agent: str | None, body: Any) -> None:
         """One request as sent: `body` parsed (anything that is not a JSON object, or has
@@ -31,16 +47,8 @@ class PrefixLog:
         if agent is None or not isinstance(body, dict):
             return
         tools = body.get("tools")
-        # The canonical encoding decides, but an agent's tool list arrives the same on
-        # nearly every request: marshal's encoding (type-exact, true is not 1, in key
-        # order) costs a third as much, and an equal one means an equal canonical key.
-        exact = marshal.dumps(tools, 2)
-        if exact == self._last[0]:
-            key = self._last[1]
-        else:
-            key = json.dumps(tools, sort_keys=True)
-            key = self._distinct.setdefault(key, (key, tools))[0]
-            self._last = (exact, key)
+        key = _canonical(tools)
+        key = self._distinct.setdefault(key, (key, tools))[0]
         self._tools.setdefault(agent, key)
         first = (body.get("messages") or [{}])[0]
         prompt = (

@@ -58,3 +58,34 @@ def test_snapshots_pin_the_prefix() -> None:
     prefix = observation.snapshot()["model_prefix"]
     assert set(prefix["system"]) == {"parent", "child"}
     assert isinstance(prefix["tools"], list)  # one list: every request carried the same tools
+
+
+def test_the_prefix_log_tells_tool_lists_apart_by_their_json_values() -> None:
+    # Python's == takes true for 1 and 1 for 1.0; a KV cache does not, and neither may the
+    # summary (its fast path compares marshal's type-exact encoding; a process-wide cache
+    # of it must not leak one list's key to another).
+    from harness._prefix import PrefixLog
+
+    def tools(strict: object) -> list[dict[str, object]]:
+        return [{"type": "function", "function": {"name": "t", "strict": strict}}]
+
+    def body(strict: object) -> dict[str, object]:
+        return {"messages": [{"role": "system", "content": "p"}], "tools": tools(strict)}
+
+    for a, b in [(True, 1), (1, 1.0), (False, 0), (True, "true")]:
+        log = PrefixLog()
+        log.add("x", body(a))
+        log.add("y", body(b))
+        assert log.summary()["tools"] == {"x": tools(a), "y": tools(b)}, (a, b)
+        assert [type(t[0]["function"]["strict"]) for t in log.summary()["tools"].values()] == [
+            type(a),
+            type(b),
+        ]
+    same = PrefixLog()
+    same.add("x", body(True))
+    same.add("y", json.loads(json.dumps(body(True))))  # the same list, parsed anew
+    assert same.summary() == {"system": {"x": "p", "y": "p"}, "tools": tools(True)}
+    # Key order is not a difference: the canonical encoding sorts keys.
+    same.add("z", {"messages": [], "tools": [{"function": {"strict": True, "name": "t"},
+                                              "type": "function"}]})  # fmt: skip
+    assert same.summary()["tools"] == tools(True)
