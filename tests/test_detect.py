@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import signal
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import pytest
 
@@ -157,6 +158,42 @@ def test_what_a_run_leaves_on_a_batch_loop_is_cancelled_before_the_next() -> Non
         _run_on_loop(leaves_a_task(), detector=True)
         assert cancelled == ["forever"]
         assert _run_on_loop(alone(), detector=True) == 1
+
+
+@pytest.fixture
+def default_sigint() -> Iterator[None]:
+    # A batch takes Ctrl-C over only from Python's default handler (xdist's workers may
+    # have set another).
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
+@pytest.mark.usefixtures("default_sigint")
+def test_ctrl_c_in_a_batch_interrupts_the_run_in_progress_and_the_batch_goes_on() -> None:
+    # A batch runs its scenarios on the loop itself, so it handles Ctrl-C as asyncio.Runner
+    # would for each run: the run in progress is cancelled and raises KeyboardInterrupt.
+    stopped: list[str] = []
+
+    async def interrupted() -> None:
+        signal.raise_signal(signal.SIGINT)
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            stopped.append("cancelled")
+            raise
+
+    with batch():
+        assert signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+        with pytest.raises(KeyboardInterrupt):
+            _run_on_loop(interrupted(), detector=True)
+        assert stopped == ["cancelled"]
+        assert run_scenario(SCENARIOS["zero-depth-live-child"]).status == "pass"
+        with pytest.raises(KeyboardInterrupt):  # between runs: at once
+            signal.raise_signal(signal.SIGINT)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 class ThreadedHuman(ScriptedHuman):

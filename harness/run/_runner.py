@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import json
+import signal
 import threading
 from collections.abc import Coroutine, Iterable, Iterator
 from contextlib import contextmanager
@@ -38,12 +39,59 @@ FROZEN_EPOCH = int(_FROZEN.timestamp())
 T = TypeVar("T")
 
 
-class _Batches(threading.local):
-    """Per thread (an event loop runs in one): the open batch's event loops, by whether
-    they detect deadlocks; empty outside a batch()."""
+class _Batch:
+    """One open batch: its event loops (by whether they detect deadlocks), the run on them
+    now, and on the main thread its Ctrl-C handler."""
 
     def __init__(self) -> None:
-        self.open: list[dict[bool, asyncio.Runner]] = []
+        self.runners: dict[bool, asyncio.Runner] = {}
+        self.running: asyncio.Task[Any] | None = None
+        self.interrupts = 0
+        self._sigint: Any = None
+
+    def loop(self, detector: bool) -> asyncio.AbstractEventLoop:
+        if detector not in self.runners:
+            factory = DeadlockDetectingLoop if detector else None
+            self.runners[detector] = asyncio.Runner(loop_factory=factory)
+        return self.runners[detector].get_loop()
+
+    # asyncio.Runner.run installs and restores a SIGINT handler around every run, a
+    # twentieth of a small scenario's time; a batch runs its scenarios on the loop itself
+    # and does the same once: the first Ctrl-C cancels the run in progress, which then
+    # raises KeyboardInterrupt; a second one, or one between runs, interrupts at once.
+    def watch_sigint(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+            return  # someone else's handler: leave Ctrl-C to it, as asyncio.Runner does
+        self._sigint = self._on_sigint
+        signal.signal(signal.SIGINT, self._sigint)
+
+    def unwatch_sigint(self) -> None:
+        if self._sigint is not None and signal.getsignal(signal.SIGINT) is self._sigint:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        self._sigint = None
+
+    def _on_sigint(self, signum: int, frame: Any) -> None:
+        self.interrupts += 1
+        task = self.running
+        if self.interrupts == 1 and task is not None and not task.done():
+            task.cancel()
+            task.get_loop().call_soon_threadsafe(lambda: None)  # wake a loop in select()
+            return
+        raise KeyboardInterrupt()
+
+    def close(self) -> None:
+        self.unwatch_sigint()
+        for runner in self.runners.values():
+            runner.close()
+
+
+class _Batches(threading.local):
+    """Per thread (an event loop runs in one): the open batch, if any."""
+
+    def __init__(self) -> None:
+        self.open: list[_Batch] = []
 
 
 _batches = _Batches()
@@ -54,35 +102,40 @@ def batch() -> Iterator[None]:
     """Run every scenario inside on one event loop (per detector setting), as `harness
     run` does: a loop costs more to make and close than a small scenario costs to run.
     Re-entrant. Each run still starts clean: its own context variables, no task of an
-    earlier run left on the loop, the detector's watch reset."""
+    earlier run left on the loop, the detector's watch reset. Ctrl-C interrupts the run
+    in progress with KeyboardInterrupt, as asyncio.run would."""
     if _batches.open:
         yield
         return
-    runners: dict[bool, asyncio.Runner] = {}
-    _batches.open.append(runners)
+    current = _Batch()
+    _batches.open.append(current)
+    current.watch_sigint()
     try:
         yield
     finally:
         _batches.open.pop()
-        for runner in runners.values():
-            runner.close()
+        current.close()
 
 
 def _run_on_loop(main: Coroutine[Any, Any, T], *, detector: bool) -> T:
     """Run one scenario's coroutine: on the batch's loop inside a batch(), else on a loop
     of its own."""
-    factory = DeadlockDetectingLoop if detector else None
     if not _batches.open:
+        factory = DeadlockDetectingLoop if detector else None
         with asyncio.Runner(loop_factory=factory) as runner:
             return runner.run(main)
-    runners = _batches.open[-1]
-    if detector not in runners:
-        runners[detector] = asyncio.Runner(loop_factory=factory)
-    runner = runners[detector]
-    loop = runner.get_loop()
+    current = _batches.open[-1]
+    loop = current.loop(detector)
+    task = loop.create_task(main, context=contextvars.copy_context())
+    current.running, current.interrupts = task, 0
     try:
-        return runner.run(main, context=contextvars.copy_context())
+        return loop.run_until_complete(task)
+    except asyncio.CancelledError:
+        if current.interrupts and task.uncancel() == 0:
+            raise KeyboardInterrupt() from None
+        raise
     finally:
+        current.running = None
         _settle(loop)
 
 
