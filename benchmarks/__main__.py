@@ -16,7 +16,9 @@ from benchmarks._report import Section, cpu_times, load_during, render
 GROUPS = ("delegation", "peer", "hang", "scale", "cli", "serve", "suite")
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 SIZES = (
-    ("--repeats", 200, "runs of each in-process delegation benchmark (figures 1-3)"),
+    # 600: at 200 the ours/floor medians moved by a tenth between runs on a shared 2-core
+    # machine; at 600 by about 2%.
+    ("--repeats", 600, "runs of each in-process delegation benchmark (figures 1-3)"),
     ("--hang-runs", 50, "runs of each hang under the deadlock detector (figure 4)"),
     ("--timeout-runs", 3, "runs without the detector, ended by the 1 s backstop (figure 4)"),
     ("--suite-repeats", 2, "runs of the test suite per worker count (figure 5)"),
