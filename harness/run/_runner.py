@@ -64,8 +64,12 @@ class _Batch:
             return
         if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
             return  # someone else's handler: leave Ctrl-C to it, as asyncio.Runner does
-        self._sigint = self._on_sigint
-        signal.signal(signal.SIGINT, self._sigint)
+        handler = self._on_sigint  # one bound method: unwatch_sigint looks for it by identity
+        try:
+            signal.signal(signal.SIGINT, handler)
+        except ValueError:  # an embedded interpreter without signals (as asyncio.Runner)
+            return
+        self._sigint = handler
 
     def unwatch_sigint(self) -> None:
         if self._sigint is not None and signal.getsignal(signal.SIGINT) is self._sigint:

@@ -198,7 +198,7 @@ class SessionStore:
         return decode(self.text(id))
 
     def text(self, id: str) -> str:
-        """A session's log as stored, undecoded: a tenth of the memory of its events."""
+        """A session's log as stored, undecoded: about a third of the memory of its events."""
         text = self._logs.text(id)
         if text is None:
             raise SessionError(f"no stored session {id!r}")
@@ -224,7 +224,7 @@ class SessionStore:
 
     def _write(self, id: str, event: Event) -> Event:
         now = self._clock()
-        if now != self._stamp[0]:  # a frozen clock formats once
+        if now is not self._stamp[0]:  # a frozen clock's one instant is formatted once
             self._stamp = (now, now.isoformat())
         stamped = {"seq": self.next_seq(), "ts": self._stamp[1], **event}
         self._logs.append(id, _encode(stamped) + "\n")
