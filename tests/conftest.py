@@ -1,6 +1,10 @@
 from __future__ import annotations
 
+import contextlib
+import subprocess
+from collections.abc import Generator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,15 +17,51 @@ pytest_plugins = ["tests._offline", "tests._order"]
 
 SCENARIOS = {s.id: s for s in load_all()}
 
-# The second tier, marked `slow`: modules whose tests start processes (the CLI as a
-# subprocess, `harness serve`, Node, Chromium, inner pytest sessions) or run for seconds
-# (the fuzzers, the 1,000-deep chain, the benchmarks' smoke run). `pytest -m "not slow"` is
-# the inner loop; the README's `pytest -n auto` runs both tiers, and so does CI.
+# The second tier, marked `slow`: modules (and single tests) that start processes (the CLI
+# as a subprocess, `harness serve`, Node, Chromium, inner pytest sessions) or run for
+# seconds (the fuzzers, the 1,000-deep chain, the benchmarks' smoke run). Any other test
+# that starts a process fails (no_processes). `pytest -m "not slow"` is the inner loop; the
+# README's `pytest -n auto` runs both tiers, and so does CI.
 SLOW_MODULES = frozenset({
     "test_adapters", "test_benchmarks", "test_deep", "test_determinism", "test_fuzz",
     "test_hygiene", "test_node_dsh", "test_offline", "test_report", "test_serve",
     "test_serve_load", "test_serve_sdks",
 })  # fmt: skip
+# Single tests of otherwise in-process modules that start a process (node ids past tests/).
+SLOW_TESTS = frozenset({
+    "test_goldens.py::test_every_gating_run_fails_without_a_golden[other-adapter]",
+})  # fmt: skip
+
+
+class StartedAProcess(AssertionError):
+    """A test outside the second tier started a process."""
+
+
+@contextlib.contextmanager
+def no_processes(test: str) -> Iterator[None]:
+    """While a first-tier test runs, subprocess.Popen (asyncio's subprocesses included)
+    refuses to start anything: the tier starts no process, by construction."""
+    real = subprocess.Popen.__init__
+
+    def refuse(self: subprocess.Popen[Any], args: Any, *rest: Any, **kw: Any) -> None:
+        raise StartedAProcess(
+            f"{test} started a process ({args!r:.80}), but it is in the fast tier, which starts "
+            "none; add its module to SLOW_MODULES or the test to SLOW_TESTS in tests/conftest.py"
+        )
+
+    subprocess.Popen.__init__ = refuse  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        subprocess.Popen.__init__ = real  # type: ignore[method-assign]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
+    if item.get_closest_marker("slow") is not None:
+        return (yield)
+    with no_processes(item.nodeid):
+        return (yield)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -45,7 +85,8 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         module = getattr(item, "module", None)
-        if module is not None and module.__name__.rpartition(".")[2] in SLOW_MODULES:
+        in_slow_module = module is not None and module.__name__.rpartition(".")[2] in SLOW_MODULES
+        if in_slow_module or item.nodeid.rpartition("/")[2] in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
 
 
