@@ -133,6 +133,26 @@ def test_what_follows_done_is_read_to_the_end_and_ignored(split: int | None) -> 
     assert len(sent) == len(range(0, len(raw), split or len(raw)))  # every piece was read
 
 
+def test_a_server_that_goes_on_after_done_is_cut_off() -> None:
+    # 4 MiB after [DONE], in 1 KiB pieces: read up to the runtime's limit, then dropped.
+    piece = b"data: " + b"x" * 1016 + b"\n\n"
+    read: list[int] = []
+
+    async def pieces() -> AsyncIterator[bytes]:
+        yield b'data: {"choices":[{"delta":{"content":"hi"}}]}\n\ndata: [DONE]\n\n'
+        for i in range(4096):
+            read.append(i)
+            yield piece
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": "text/event-stream"},
+                              content=pieces())  # fmt: skip
+
+    reply, _ = exchange(answer, stream=True, base="http://fake.invalid/v1")
+    assert reply == Reply(content="hi", tool_calls=())
+    assert 64 <= len(read) <= 80  # 64 KiB and a little: not the 4 MiB sent
+
+
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
 def test_a_delegation_leaves_no_response_for_the_cycle_collector(stream: bool) -> None:
     # httpx links a response and its stream both ways; the client unlinks each response it

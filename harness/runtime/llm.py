@@ -160,11 +160,16 @@ async def _read_stream(response: httpx.Response) -> Reply:
     # the line.
     done = False
     pending = ""
+    dropped = 0
     async for text in response.aiter_text():
         if done:
             # Read to the end and drop it, as OpenAI's SDK does: leaving httpx's stream
             # generators unfinished would leave their closing to the event loop's
-            # finalizer, a task per generator on every streamed reply.
+            # finalizer, a task per generator on every streamed reply. A server that goes
+            # on sending is cut off rather than read forever.
+            dropped += len(text)
+            if dropped > _AFTER_DONE_LIMIT:
+                break
             continue
         *lines, pending = _SSE_EOL.split(pending + text)
         done = any(take(line) for line in lines)
@@ -180,6 +185,7 @@ async def _read_stream(response: httpx.Response) -> Reply:
 
 
 _SSE_EOL = re.compile(r"\r\n|\r|\n")
+_AFTER_DONE_LIMIT = 64 * 1024  # characters read and dropped after data: [DONE], at most
 
 
 def _error_from(response: httpx.Response) -> ChatError:
