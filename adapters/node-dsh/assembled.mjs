@@ -196,9 +196,10 @@ function runDsh({ args, cwd, env, callsFile, neverAnswers, deadline }) {
       }
       resolve({ ...result, stdout, stderr });
     };
-    // A reached tripwire never answers: report the hang the moment it happens.
+    // A reached tripwire never answers: report the hang the moment its call is recorded
+    // (a whole line: the file exists a moment before its line is written).
     const watch = setInterval(() => {
-      if (neverAnswers && existsSync(callsFile)) finish({ hang: true, kill: true });
+      if (neverAnswers && readCalls(callsFile).length > 0) finish({ hang: true, kill: true });
     }, 10);
     const timer = setTimeout(() => finish({ timeout: true, kill: true }), Math.max(deadline - Date.now(), 0));
     child.on("error", (error) => finish({ code: null, spawnError: error }));
@@ -322,7 +323,11 @@ function reachedBy(callsFile) {
 /** Every call the answerer plugin recorded, in order. */
 function readCalls(file) {
   if (!existsSync(file)) return [];
-  return readFileSync(file, "utf8")
+  // Whole lines only: the plugin's appendFileSync creates the file before it writes the line,
+  // and a reader can come in between.
+  const text = readFileSync(file, "utf8");
+  return text
+    .slice(0, text.lastIndexOf("\n") + 1)
     .split("\n")
     .filter((l) => l.trim() !== "")
     .map((l) => JSON.parse(l));
