@@ -110,9 +110,8 @@ class CapturedRequest:
 
     @property
     def body(self) -> Any:
-        """The parsed request (None if it was not JSON). Parsed on each access and not
-        kept: a thousand-agent run holds every request, and the raw bytes are a third of
-        what the parsed bodies would be."""
+        """The parsed request (None if it was not JSON), parsed on each access and not
+        kept: the raw bytes are a third of what the parsed body would be."""
         try:
             return json.loads(self.raw)
         except ValueError:
