@@ -9,7 +9,7 @@ import argparse
 import difflib
 from typing import TYPE_CHECKING
 
-from harness._exit import EXIT_FAILED, EXIT_OK, _usage
+from harness._exit import EXIT_FAILED, EXIT_OK, EXIT_USAGE, _choose, _usage
 
 if TYPE_CHECKING:
     from harness.scenario import Scenario
@@ -27,14 +27,13 @@ def snapshot(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
             "CI is set, so golden snapshots are compared, never written; run `harness snapshot` "
             "outside CI and commit the files, saying why each changed"
         )
-    by_id = {s.id: s for s in scenarios}
-    unknown = [i for i in args.ids if i not in by_id]
-    if unknown:
-        return _usage(f"unknown scenario id(s): {', '.join(unknown)}; 'harness list' shows the ids")
+    chosen = _choose(args.ids, scenarios)
+    if chosen is None:
+        return EXIT_USAGE
     directory = args.snapshots or snapshots_dir(args.scenarios)
     directory.mkdir(parents=True, exist_ok=True)
     counts = dict.fromkeys(("created", "updated", "unchanged", "not written"), 0)
-    for result in run_scenarios([by_id[i] for i in args.ids] if args.ids else scenarios):
+    for result in run_scenarios(chosen):
         sid = result.scenario.id
         if result.status != "pass":
             counts["not written"] += 1

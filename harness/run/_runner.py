@@ -95,7 +95,7 @@ class _Batches(threading.local):
     """Per thread (an event loop runs in one): the open batch, if any."""
 
     def __init__(self) -> None:
-        self.open: list[_Batch] = []
+        self.current: _Batch | None = None
 
 
 _batches = _Batches()
@@ -108,27 +108,26 @@ def batch() -> Iterator[None]:
     Re-entrant. Each run still starts clean: its own context variables, no task of an
     earlier run left on the loop, the detector's watch reset. Ctrl-C interrupts the run
     in progress with KeyboardInterrupt, as asyncio.run would."""
-    if _batches.open:
+    if _batches.current is not None:
         yield
         return
-    current = _Batch()
-    _batches.open.append(current)
+    current = _batches.current = _Batch()
     current.watch_sigint()
     try:
         yield
     finally:
-        _batches.open.pop()
+        _batches.current = None
         current.close()
 
 
 def _run_on_loop(main: Coroutine[Any, Any, T], *, detector: bool) -> T:
     """Run one scenario's coroutine: on the batch's loop inside a batch(), else on a loop
     of its own."""
-    if not _batches.open:
+    current = _batches.current
+    if current is None:
         factory = DeadlockDetectingLoop if detector else None
         with asyncio.Runner(loop_factory=factory) as runner:
             return runner.run(main)
-    current = _batches.open[-1]
     loop = current.loop(detector)
     task = loop.create_task(main, context=contextvars.copy_context())
     current.running, current.interrupts = task, 0

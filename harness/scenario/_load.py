@@ -82,11 +82,15 @@ def clauses() -> dict[str, str]:
     return {str(k): v for k, v in doc.items()}
 
 
-def _read(path: Path, data: bytes | None = None) -> Document:
+def _bytes(path: Path) -> bytes:
     try:
-        data = path.read_bytes() if data is None else data
+        return path.read_bytes()
     except OSError as exc:
         raise ScenarioError([f"{path}: cannot read: {exc.strerror or exc}"]) from None
+
+
+def _read(path: Path, data: bytes | None = None) -> Document:
+    data = _bytes(path) if data is None else data
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -106,11 +110,7 @@ def load_scenario(path: Path) -> Scenario:
     """Load one file, or raise ScenarioError with every problem in it, one line each:
     `path:line:col: message` for YAML, `path: /json/pointer: message (line N)` for the
     schema and for the checks a schema cannot express."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ScenarioError([f"{path}: cannot read: {exc.strerror or exc}"]) from None
-    return _loaded(path, data)
+    return _loaded(path, _bytes(path))
 
 
 # By path and exact content: a process that loads the same files again (every in-process
