@@ -8,6 +8,8 @@ imports inside functions count, since they are dependencies all the same.
 from __future__ import annotations
 
 import ast
+import functools
+from collections.abc import Collection
 from pathlib import Path
 
 import pytest
@@ -24,43 +26,47 @@ def modules() -> dict[str, Path]:
     return found
 
 
-MODULES = modules()
+# Statement lists an import can sit in, at any depth (function, class, if, try, with, loop
+# and match bodies). Imports are statements, so expressions are never entered: a walk of
+# every node (ast.NodeVisitor) took ten times as long.
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
-def imports(name: str, path: Path) -> set[str]:
+def imports(name: str, path: Path, known: Collection[str]) -> set[str]:
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     named: set[str] = set()
-
-    class Visitor(ast.NodeVisitor):
-        def visit_If(self, node: ast.If) -> None:
-            if "TYPE_CHECKING" in ast.unparse(node.test):
-                for child in node.orelse:
-                    self.visit(child)
-                return
-            self.generic_visit(node)
-
-        def visit_Import(self, node: ast.Import) -> None:
+    statements = list(ast.parse(path.read_text("utf-8")).body)
+    while statements:
+        node = statements.pop()
+        if isinstance(node, ast.Import):
             named.update(alias.name for alias in node.names)
-
-        def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 parts = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*parts, *([node.module] if node.module else [])])
             named.add(base)
             named.update(f"{base}.{alias.name}" for alias in node.names)
-
-    Visitor().visit(ast.parse(path.read_text("utf-8")))
+        elif isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            statements += node.orelse  # the guarded imports are annotations only
+        else:
+            for field in _BODIES:
+                statements += getattr(node, field, ())
     resolved = set()
     for target in named:
-        while target and target not in MODULES:
+        while target and target not in known:
             target = target.rpartition(".")[0]
         if target and target != name:
             resolved.add(target)
     return resolved
 
 
-GRAPH = {name: imports(name, path) for name, path in MODULES.items()}
+@functools.cache
+def graph() -> dict[str, set[str]]:
+    """Built on first use, not at import: every xdist worker imports this module to collect
+    it, and only one runs its tests."""
+    found = modules()
+    return {name: imports(name, path, found) for name, path in found.items()}
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -106,7 +112,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_no_import_circle_anywhere_in_harness() -> None:
-    assert cycles(GRAPH) == []
+    assert cycles(graph()) == []
 
 
 def test_the_cycle_finder_finds_one() -> None:
@@ -128,9 +134,28 @@ def test_layers_import_only_downward(layer: str, may_not_import: tuple[str, ...]
 
     wrong = sorted(
         f"{name} -> {target}"
-        for name, targets in GRAPH.items()
+        for name, targets in graph().items()
         if within(name, layer)
         for target in targets
         if any(within(target, p) for p in may_not_import) and not within(target, layer)
     )
     assert wrong == []
+
+
+def test_imports_are_found_in_every_statement_body_but_not_under_type_checking(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "m.py"
+    source.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "import p.a\n"
+        "if TYPE_CHECKING:\n    import p.hidden\nelse:\n    import p.b\n"
+        "def f():\n    from . import c\n"
+        "class K:\n    def g(self):\n        with x:\n            import p.d\n"
+        "try:\n    import p.e\nexcept ImportError:\n    import p.f\nfinally:\n    import p.g\n"
+        "for _ in y:\n    pass\nelse:\n    import p.h\n"
+        "match z:\n    case 1:\n        import p.i\n",
+        "utf-8",
+    )
+    known = {f"p.{m}" for m in "abcdefghi"} | {"p.hidden", "p.m"}
+    assert imports("p.m", source, known) == known - {"p.hidden", "p.m"}
