@@ -27,9 +27,13 @@ SLOW_MODULES = frozenset({
     "test_hygiene", "test_node_dsh", "test_offline", "test_report", "test_serve",
     "test_serve_load", "test_serve_sdks",
 })  # fmt: skip
-# Single tests of otherwise in-process modules that start a process (node ids past tests/).
+# Single tests of otherwise in-process modules that start a process or run for seconds (node
+# ids past tests/).
 SLOW_TESTS = frozenset({
     "test_goldens.py::test_every_gating_run_fails_without_a_golden[other-adapter]",
+    *(f"test_schema.py::test_the_deciding_validator_agrees_with_the_explaining_one[{s}]"
+      for s in ("child-aborted-call", "agentless-ask-while-child-live",
+                "parallel-children-refused")),
 })  # fmt: skip
 
 

@@ -4,14 +4,12 @@ naming the file and the place, and nothing is run until there are none."""
 from __future__ import annotations
 
 import functools
-import json
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from harness._paths import CLAUSES_FILE, clauses_path, scenarios_dir, schema_path
+from harness._paths import CLAUSES_FILE, clauses_path, scenarios_dir
 from harness._script import Call, Turn
 from harness.runtime.questions import Answer, Intent, Option, Question
 from harness.scenario._check import semantic_problems, warnings
@@ -29,6 +27,7 @@ from harness.scenario._model import (
     ToolErrorExpect,
     World,
 )
+from harness.scenario._schema import explain, is_valid
 from harness.scenario._yaml import Document, YamlError, parse
 
 
@@ -38,30 +37,6 @@ class ScenarioError(Exception):
     def __init__(self, problems: list[str]) -> None:
         super().__init__("\n".join(problems))
         self.problems = problems
-
-
-@functools.cache
-def _validator() -> Any:
-    import jsonschema  # heavy; only paid when a scenario is actually loaded
-
-    schema = json.loads(schema_path().read_text(encoding="utf-8"))
-    extend: Any = jsonschema.validators.extend  # untyped in the stubs
-    return extend(jsonschema.Draft202012Validator, {"pattern": _ecma_pattern})(schema)
-
-
-def _ecma_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:
-    """JSON Schema patterns are ECMA-262, where `$` is the end of the string. Python's `$`
-    also matches before a final newline, so "lead\n" passed `^[A-Za-z0-9]...$` and became
-    a session file name and a header value. (Our patterns hold no escaped `$`.)"""
-    from jsonschema.exceptions import ValidationError
-
-    if isinstance(instance, str) and not _ecma(pattern).search(instance):
-        yield ValidationError(f"{instance!r} does not match {pattern!r}")
-
-
-@functools.cache
-def _ecma(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern.replace("$", r"\Z"))
 
 
 def _pointer(path: Iterable[Any]) -> str:
@@ -128,7 +103,7 @@ def _loaded(path: Path, data: bytes) -> Scenario:
         raise ScenarioError([f"{path}: /: a scenario is a mapping with {_REQUIRED}, not a {kind}"])
     found: list[tuple[str, str]] = []
     broken: set[str] = set()  # top-level sections the schema refused: not checked further
-    for error in _validator().iter_errors(doc):
+    for error in () if is_valid(doc) else explain(doc):
         if error.absolute_path:
             broken.add(str(error.absolute_path[0]))
         found += _schema_problems(error)
