@@ -69,6 +69,8 @@ def test_an_alias_bomb_is_refused_before_it_is_expanded(tmp_path: Path) -> None:
     [
         ("yes", "boolean"),
         ("off", "boolean"),
+        ("N", "boolean"),
+        ("ON", "boolean"),
         ("2024-01-01", "timestamp"),
         ("0777", "number"),
         ("0x1F", "number"),
@@ -76,6 +78,8 @@ def test_an_alias_bomb_is_refused_before_it_is_expanded(tmp_path: Path) -> None:
         ("10:30", "number"),
         (".inf", "number"),
         (".nan", "number"),
+        ("-.inf", "number"),
+        ("+0x1F", "number"),
     ],
 )
 def test_scalars_yaml_parsers_disagree_on_must_be_quoted(
@@ -90,6 +94,14 @@ def test_scalars_yaml_parsers_disagree_on_must_be_quoted(
     )
     quoted = write(tmp_path, GOOD.format(id="case").replace("say: hi", f"say: '{value}'"))
     assert load_scenario(quoted).agents["child"].script[0].say == value
+
+
+def test_a_problem_with_an_aliased_scalar_is_reported_once_at_its_anchor(tmp_path: Path) -> None:
+    text = GOOD.format(id="case").replace("title: t", "title: &t yes")
+    path = write(tmp_path, text.replace("say: hi", "say: *t").replace("prompt: p", "prompt: *t"))
+    assert problems(path) == [
+        f"{path}:2:8: 'yes' is a boolean to some YAML parsers and a string to others; quote it"
+    ]
 
 
 def test_numbers_are_json_numbers(tmp_path: Path) -> None:

@@ -212,44 +212,63 @@ def _at(node: Node, message: str) -> YamlProblem:
 def _node_problems(root: Node) -> list[YamlProblem]:
     """Walk the node graph once, iteratively (a hostile document must not exhaust the
     stack), checking each node and the size and depth of the document as JSON would see
-    it, aliases expanded."""
+    it, aliases expanded. Most nodes are scalars, leaves checked where they are met rather
+    than pushed and popped (an aliased one is met, and checked, once per use: the
+    duplicates are dropped at the end)."""
     problems: list[YamlProblem] = []
     size: dict[int, int] = {}
     depth: dict[int, int] = {}
     visiting: set[int] = set()
-    stack: list[tuple[Node, bool]] = [(root, False)]
+    stack: list[tuple[Node, list[Node] | None]] = [(root, None)]
     while stack:
-        node, leaving = stack.pop()
+        node, kids = stack.pop()
         key = id(node)
-        kids = _children(node)
-        if leaving:
+        if kids is not None:  # leaving: every collection below is measured
             visiting.discard(key)
-            size[key] = min(1 + sum(size[id(k)] for k in kids), MAX_VALUES + 1)
-            depth[key] = 1 + max((depth[id(k)] for k in kids), default=0)
+            total, deepest = 1, 0
+            for kid in kids:
+                if isinstance(kid, ScalarNode):
+                    total, deepest = total + 1, max(deepest, 1)
+                else:
+                    total, deepest = total + size[id(kid)], max(deepest, depth[id(kid)])
+            size[key], depth[key] = min(total, MAX_VALUES + 1), 1 + deepest
             continue
         if key in size:
             continue  # an alias of a node already checked
         problems += _check(node)
+        if isinstance(node, ScalarNode):  # the document is one scalar
+            size[key] = depth[key] = 1
+            continue
+        kids = _children(node)
         visiting.add(key)
-        stack.append((node, True))
+        stack.append((node, kids))
         for kid in kids:
-            if id(kid) in visiting:
+            if isinstance(kid, ScalarNode):
+                problems += _check(kid)
+            elif id(kid) in visiting:
                 return [
                     *problems,
                     _at(kid, "an alias refers to its own anchor; JSON has no cycles"),
                 ]
-            stack.append((kid, False))
+            else:
+                stack.append((kid, None))
     if size[id(root)] > MAX_VALUES:
         problems.append(
             _at(root, f"the document expands to more than {MAX_VALUES} values; check its aliases")
         )
     if depth[id(root)] > MAX_DEPTH:
         problems.append(_at(root, f"the document nests deeper than {MAX_DEPTH} levels"))
-    return problems
+    return list(dict.fromkeys(problems))
+
+
+# What can start a plain scalar that _AMBIGUOUS matches: every other one is a string to
+# every parser without trying the patterns.
+_AMBIGUOUS_FIRST = frozenset("yYnNoO+-.0123456789")
 
 
 def _ambiguous(node: ScalarNode) -> list[YamlProblem]:
-    if node.style:  # quoted or a block scalar: a string to every parser
+    # Quoted, a block scalar, or a first character no pattern allows: a string to every parser.
+    if node.style or node.value[:1] not in _AMBIGUOUS_FIRST:
         return []
     for kind, pattern in _AMBIGUOUS:
         if pattern.match(node.value):
