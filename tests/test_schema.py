@@ -5,6 +5,7 @@ written) finds no error in."""
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,7 +15,12 @@ from harness.scenario import _schema, scenario_paths
 from harness.scenario._schema import _inline, _Recursive, explain, is_valid
 from harness.scenario._yaml import parse
 
-SHIPPED = {p.stem: parse(p.read_text("utf-8")).value for p in scenario_paths()}
+
+@functools.cache
+def shipped() -> dict[str, Any]:
+    """Read on first use: every xdist worker imports this module to collect it."""
+    return {p.stem: parse(p.read_text("utf-8")).value for p in scenario_paths()}
+
 
 # Values of every JSON type, and strings the schema's patterns and enums refuse.
 REPLACEMENTS: list[Any] = [None, -1, 2.5, "", "x\n", "Bad Name!", [{}], {"z": 1}]
@@ -65,15 +71,15 @@ def documents(doc: Any) -> Iterator[Any]:
 
 
 def test_every_shipped_scenario_is_valid_to_both() -> None:
-    assert len(SHIPPED) > 40
-    for scenario_id, doc in SHIPPED.items():
+    assert len(shipped()) > 40
+    for scenario_id, doc in shipped().items():
         assert is_valid(doc), scenario_id
         assert list(explain(doc)) == [], scenario_id
 
 
 @pytest.mark.parametrize("varied", VARIED)
 def test_the_deciding_validator_agrees_with_the_explaining_one(varied: str) -> None:
-    docs = list(documents(SHIPPED[varied]))
+    docs = list(documents(shipped()[varied]))
     decided = [(is_valid(doc), next(explain(doc), None) is None) for doc in docs]
     assert len(decided) > 300
     assert all(fast == slow for fast, slow in decided)
