@@ -3,8 +3,6 @@ with a markdown step summary, and the stable split of a corpus into shards."""
 
 from __future__ import annotations
 
-import hashlib
-import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +36,8 @@ def parse_shard(text: str) -> tuple[int, int]:
 def shard_of(scenario_id: str, shards: int) -> int:
     """The shard (1..N) a scenario belongs to: the first 8 bytes of the SHA-256 of its id,
     modulo N, plus 1. By id alone, so adding a scenario never moves another one."""
+    import hashlib  # here, as ElementTree in junit: a plain `harness run` needs neither
+
     digest = hashlib.sha256(scenario_id.encode("utf-8")).digest()
     return int.from_bytes(digest[:8], "big") % shards + 1
 
@@ -51,6 +51,8 @@ def junit(ran: Sequence[Ran], adapter: str, runtime: str | None, root: Path) -> 
     """One testsuite, one testcase per scenario (classname: the adapter; name: the id).
     A failure's message is its first mismatch and its text all of them; a known failure
     the expectations accept is skipped, saying so."""
+    import xml.etree.ElementTree as ET
+
     suite = ET.Element("testsuite", name="keyless-harness", tests=str(len(ran)))
     properties = ET.SubElement(suite, "properties")
     ET.SubElement(properties, "property", name="runtime", value=runtime or "")

@@ -6,6 +6,10 @@ as the published upstream seam does (`node-dsh`), and a Python one implements `A
 and is named as `module:factory`.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from harness._seam import (
     Adapter,
     AdapterError,
@@ -14,9 +18,22 @@ from harness._seam import (
     runtime_of,
 )
 from harness.adapters._expectations import Expectations, ExpectationsError
-from harness.adapters._jsonl import PROTOCOL, JsonLinesAdapter
 from harness.adapters._load import FORMS, open_adapter
 from harness.adapters._reference import ReferenceAdapter
+
+if TYPE_CHECKING:
+    from harness.adapters._jsonl import PROTOCOL, JsonLinesAdapter
+
+
+def __getattr__(name: str) -> Any:
+    # The process adapters' module is loaded when first named: a run on the reference
+    # runtime never needs it.
+    if name in ("PROTOCOL", "JsonLinesAdapter"):
+        from harness.adapters import _jsonl
+
+        return getattr(_jsonl, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "FORMS",

@@ -10,8 +10,6 @@ import shlex
 from pathlib import Path
 
 from harness._seam import Adapter, AdapterError
-from harness.adapters._jsonl import JsonLinesAdapter
-from harness.adapters._node_dsh import node_dsh
 from harness.adapters._reference import ReferenceAdapter
 
 NAMED = ("reference", "node-dsh")
@@ -25,6 +23,12 @@ def open_adapter(spec: str | None, scenarios: Path | None = None) -> Adapter:
     from harness.scenario import ScenarioError, scenarios_version
 
     adapter = _make(spec or "reference", scenarios)
+    if isinstance(adapter, ReferenceAdapter):
+        return adapter
+    # Imported here: `harness run` on the reference runtime starts no process and speaks no
+    # protocol, so it does not pay for either (subprocess, threading, hashlib, ...).
+    from harness.adapters._jsonl import JsonLinesAdapter
+
     if isinstance(adapter, JsonLinesAdapter):
         try:
             version = scenarios_version()
@@ -38,6 +42,8 @@ def _make(spec: str, scenarios: Path | None) -> Adapter:
     if spec == "reference":
         return ReferenceAdapter()
     if spec == "node-dsh":
+        from harness.adapters._node_dsh import node_dsh
+
         return node_dsh(scenarios)
     if spec.startswith("jsonl:"):
         # Split as a POSIX shell would (quotes, backslashes) but run without one: no pipes,
@@ -54,6 +60,8 @@ def _make(spec: str, scenarios: Path | None) -> Adapter:
         if not command:
             raise AdapterError("--adapter jsonl:COMMAND needs a command after 'jsonl:'")
         env = {**os.environ, **settings} if settings else None
+        from harness.adapters._jsonl import JsonLinesAdapter
+
         return JsonLinesAdapter(Path(command[0]).name, command, env=env)
     module, sep, factory = spec.partition(":")
     if not sep or not module or not factory:
