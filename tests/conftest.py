@@ -32,7 +32,7 @@ SLOW_MODULES = frozenset({
 SLOW_TESTS = frozenset({
     "test_goldens.py::test_every_gating_run_fails_without_a_golden[other-adapter]",
     *(f"test_schema.py::test_the_deciding_validator_agrees_with_the_explaining_one[{s}]"
-      for s in ("child-aborted-call", "agentless-ask-while-child-live",
+      for s in ("child-aborted-call", "service-zero-depth-live-child",
                 "parallel-children-refused")),
 })  # fmt: skip
 

@@ -24,13 +24,13 @@ def shipped() -> dict[str, Any]:
 
 # Values of every JSON type, and strings the schema's patterns and enums refuse.
 REPLACEMENTS: list[Any] = [None, -1, 2.5, "", "x\n", "Bad Name!", [{}], {"z": 1}]
-# Chosen for their variety: plan review answers, faults and a tool error, direct asks beside
-# an assembled run, parallel children. The first runs in the fast tier; all four take
-# about three seconds, so the rest are in the second (SLOW_TESTS in conftest.py).
+# Chosen for their variety: plan review answers, faults and a tool error, the service's
+# direct asks, parallel children. The first runs in the fast tier, the rest in the
+# second (SLOW_TESTS in conftest.py): together they take about a second.
 VARIED = [
     "plan-review-approve-with-feedback",
     "child-aborted-call",
-    "agentless-ask-while-child-live",
+    "service-zero-depth-live-child",
     "parallel-children-refused",
 ]
 
@@ -57,10 +57,10 @@ def replaced(doc: Any, at: tuple[Any, ...], value: Any) -> Any:
 
 
 def documents(doc: Any) -> Iterator[Any]:
-    """`doc` with one value replaced, one key added or one key removed, at every place."""
-    for at in paths(doc):
-        for value in REPLACEMENTS:
-            yield replaced(doc, at, value)
+    """`doc` with one value replaced (the replacements taken in turn, place by place), one
+    key added or one key removed, at every place."""
+    for n, at in enumerate(paths(doc)):
+        yield replaced(doc, at, REPLACEMENTS[n % len(REPLACEMENTS)])
         parent = doc
         for part in at[:-1]:
             parent = parent[part]
@@ -81,7 +81,7 @@ def test_every_shipped_scenario_is_valid_to_both() -> None:
 def test_the_deciding_validator_agrees_with_the_explaining_one(varied: str) -> None:
     docs = list(documents(shipped()[varied]))
     decided = [(is_valid(doc), next(explain(doc), None) is None) for doc in docs]
-    assert len(decided) > 300
+    assert len(decided) > 100
     assert all(fast == slow for fast, slow in decided)
     assert 0 < sum(ok for ok, _ in decided) < len(decided)  # both answers were exercised
 
