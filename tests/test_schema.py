@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from harness.scenario import _schema, scenario_paths
-from harness.scenario._schema import _inline, _Recursive, explain, is_valid
+from harness.scenario._schema import _inline, _CannotInline, explain, is_valid
 from harness.scenario._yaml import parse
 
 
@@ -103,7 +103,7 @@ def test_a_reference_is_written_in_place_and_beside_constraints_becomes_all_of()
 )
 def test_a_reference_that_cannot_be_written_in_place_is_refused(ref: str) -> None:
     defs = {"loop": {"type": "array", "items": {"$ref": ref}}}
-    with pytest.raises(_Recursive):
+    with pytest.raises(_CannotInline):
         _inline({"$ref": "#/$defs/loop"}, defs, ())
 
 

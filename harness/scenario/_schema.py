@@ -3,8 +3,8 @@
 Reporting needs jsonschema's errors exactly as the schema is written (every problem, the
 oneOf branches, the paths). Deciding does not, and most files are valid: `is_valid` runs
 the same schema with its local `$ref`s written in place, which spares the reference
-resolution that was about half of validating a scenario (a 10,000-step script took 0.6 s).
-Only a file it refuses goes through `explain`.
+resolution that was about half of validating a scenario (the shipped corpus: 42 -> 22 ms;
+a 10,600-step script: 0.57 -> 0.39 s). Only a file it refuses goes through `explain`.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def _decider() -> Any:
     schema = _schema()
     try:
         inlined = _inline(schema, schema["$defs"], ())
-    except _Recursive:  # a schema that refers to itself keeps its references
+    except _CannotInline:  # e.g. a definition that refers to itself: decide as written
         return _explainer()
     return _validator_class()(inlined)
 
@@ -59,8 +59,9 @@ def _validator_class() -> Any:
     return extend(jsonschema.Draft202012Validator, {"pattern": _ecma_pattern})
 
 
-class _Recursive(Exception):
-    pass
+class _CannotInline(Exception):
+    """A reference to itself (directly or through others), outside #/$defs, or to a part
+    of a definition rather than a whole one."""
 
 
 def _inline(node: Any, defs: dict[str, Any], through: tuple[str, ...]) -> Any:
@@ -77,7 +78,7 @@ def _inline(node: Any, defs: dict[str, Any], through: tuple[str, ...]) -> Any:
         return rest
     name = ref.removeprefix(_LOCAL)
     if not ref.startswith(_LOCAL) or name not in defs or "/" in name or name in through:
-        raise _Recursive(ref)
+        raise _CannotInline(ref)
     target = _inline(defs[name], defs, (*through, name))
     return target if set(rest) <= _NOTES else {"allOf": [target], **rest}
 
