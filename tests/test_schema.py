@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from harness.scenario import _schema, scenario_paths
-from harness.scenario._schema import _inline, _CannotInline, explain, is_valid
+from harness.scenario._schema import _CannotInline, _inline, explain, is_valid
 from harness.scenario._yaml import parse
 
 

@@ -64,15 +64,22 @@ def test_the_request_says_what_a_chat_completion_needs(stream: bool) -> None:
     assert body == expected
 
 
-def sse(events: list[str], *, split: int | None = None, prefix: str = "data: ") -> httpx.Response:
-    raw = "".join(f"{prefix}{e}\n\n" for e in events).encode()
+def sse(
+    events: list[str],
+    *,
+    split: int | None = None,
+    prefix: str = "data: ",
+    eol: str = "\n",
+    content_type: str = "text/event-stream",
+) -> httpx.Response:
+    raw = "".join(f"{prefix}{e}{eol}{eol}" for e in events).encode()
     size = split or len(raw)
 
     async def pieces() -> AsyncIterator[bytes]:
         for i in range(0, len(raw), size):
             yield raw[i : i + size]
 
-    return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=pieces())
+    return httpx.Response(200, headers={"content-type": content_type}, content=pieces())
 
 
 CALL_IN_PARTS = [
@@ -87,13 +94,30 @@ CALL_IN_PARTS = [
 
 @pytest.mark.parametrize("split", [None, 1, 7])
 @pytest.mark.parametrize("prefix", ["data: ", "data:"])
-def test_a_stream_is_read_as_sse_defines_it(split: int | None, prefix: str) -> None:
-    reply, _ = exchange(lambda r: sse(CALL_IN_PARTS, split=split, prefix=prefix), stream=True,
-                        base="http://fake.invalid/v1")  # fmt: skip
+@pytest.mark.parametrize("eol", ["\n", "\r\n", "\r"], ids=["lf", "crlf", "cr"])
+def test_a_stream_is_read_as_sse_defines_it(split: int | None, prefix: str, eol: str) -> None:
+    reply, _ = exchange(lambda r: sse(CALL_IN_PARTS, split=split, prefix=prefix, eol=eol),
+                        stream=True, base="http://fake.invalid/v1")  # fmt: skip
     assert isinstance(reply, Reply), reply
     (call,) = reply.tool_calls
     assert (call.id, call.name) == ("call_7", "ask_user_question")
     assert json.loads(call.arguments) == {"a": "é\u2028"}
+
+
+def test_a_stream_is_utf8_whatever_its_charset_says() -> None:
+    # The SSE spec: "Event streams are always decoded as UTF-8"; OpenAI's SDKs do the same.
+    answer = sse(CALL_IN_PARTS, split=1, content_type="text/event-stream; charset=latin-1")
+    reply, _ = exchange(lambda r: answer, stream=True, base="http://fake.invalid/v1")
+    assert isinstance(reply, Reply), reply
+    assert json.loads(reply.tool_calls[0].arguments) == {"a": "é\u2028"}
+
+
+def test_a_last_line_without_its_line_end_is_read() -> None:
+    # The stream stops right after "data: [DONE]", its line end never sent.
+    raw = b'data: {"choices":[{"delta":{"content":"hi"}}]}\n\ndata: [DONE]'
+    answer = httpx.Response(200, headers={"content-type": "text/event-stream"}, content=raw)
+    reply, _ = exchange(lambda r: answer, stream=True, base="http://fake.invalid/v1")
+    assert reply == Reply(content="hi", tool_calls=())
 
 
 @pytest.mark.parametrize(

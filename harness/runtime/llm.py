@@ -6,8 +6,8 @@ server), which is the one seam a fake model plugs into.
 
 from __future__ import annotations
 
+import codecs
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -154,27 +154,36 @@ async def _read_stream(response: httpx.Response) -> Reply:
                 call["arguments"].append(function.get("arguments") or "")
         return False
 
-    # Lines as SSE defines them: ended by CR, LF or CRLF only. httpx's aiter_lines() also
-    # breaks at U+2028, U+0085 and the like, which a JSON string may carry raw. Each
-    # arrival's lines are taken in a plain loop: a generator step per line cost more than
-    # the line.
+    # Lines as SSE defines them: ended by CR, LF or CRLF only (httpx's aiter_lines() also
+    # breaks at U+2028, U+0085 and the like, which a JSON string may carry raw), in UTF-8
+    # whatever the content-type's charset says (as the SSE spec and OpenAI's SDKs decode
+    # them; aiter_text() would parse the charset through the email package on every reply).
+    # Each arrival's lines are taken in a plain loop: a generator step per line cost more
+    # than the line.
+    decoder = _UTF8(errors="replace")
     done = False
     pending = ""
     dropped = 0
-    async for text in response.aiter_text():
+    async for data in response.aiter_bytes():
         if done:
             # Read to the end and drop it, as OpenAI's SDK does: leaving httpx's stream
             # generators unfinished would leave their closing to the event loop's
             # finalizer, a task per generator on every streamed reply. A server that goes
             # on sending is cut off rather than read forever.
-            dropped += len(text)
+            dropped += len(data)
             if dropped > _AFTER_DONE_LIMIT:
                 break
             continue
-        *lines, pending = _SSE_EOL.split(pending + text)
-        done = any(take(line) for line in lines)
-    if not done and not (pending and take(pending)):
-        raise ValueError("stream ended without data: [DONE]")
+        text = pending + decoder.decode(data)
+        *lines, pending = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        for line in lines:
+            if take(line):
+                done = True
+                break
+    if not done:
+        pending += decoder.decode(b"", final=True)
+        if not (pending and take(pending)):
+            raise ValueError("stream ended without data: [DONE]")
     tool_calls = []
     for index in sorted(calls):
         call = calls[index]
@@ -184,8 +193,8 @@ async def _read_stream(response: httpx.Response) -> Reply:
     return Reply(content="".join(content) if content else None, tool_calls=tuple(tool_calls))
 
 
-_SSE_EOL = re.compile(r"\r\n|\r|\n")
-_AFTER_DONE_LIMIT = 64 * 1024  # characters read and dropped after data: [DONE], at most
+_UTF8 = codecs.getincrementaldecoder("utf-8")
+_AFTER_DONE_LIMIT = 64 * 1024  # bytes read and dropped after data: [DONE], at most
 
 
 def _error_from(response: httpx.Response) -> ChatError:
