@@ -270,7 +270,7 @@ def test_the_cli_prints_new_fail_and_new_pass(
     assert next(line for line in out if line.startswith("NEW FAIL")).startswith(
         "NEW FAIL   reregistered-id"
     )
-    assert out[-1] == "0 passed, 2 failed (1 known fail; 1 new fail)"
+    assert out[-1] == "0 passed, 2 failed (2 of them errors; 1 known fail; 1 new fail)"
     spec = f"jsonl:{sys.executable} -m tests.jsonl_adapter"
     assert main(["run", "--adapter", spec, "--expectations", str(path), *ids]) == 1
     _, *out = capsys.readouterr().out.splitlines()

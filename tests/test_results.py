@@ -33,7 +33,7 @@ class Mixed(ReferenceAdapter):
 
     def run(self, scenario, options):  # type: ignore[no-untyped-def]
         if scenario.id == BREAKS:
-            return Observation.empty(scenario.id, "error", "adapter mixed: the runtime crashed")
+            return Observation.broken(scenario.id, "adapter mixed: the runtime crashed")
         observed = super().run(scenario, options)
         if scenario.id == FAILS:
             return dataclasses.replace(observed, answerer_calls=observed.answerer_calls + 1)

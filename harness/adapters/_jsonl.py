@@ -208,7 +208,7 @@ class JsonLinesAdapter:
             if "within" in str(exc):
                 self.close(graceful=False)  # silent past its backstop: no later run reaches it
             why = f"adapter {self.name}: {exc}{self._tail()}"
-            return Observation.empty(scenario.id, "error", why)
+            return Observation.broken(scenario.id, why)
         finally:
             if server is not None:
                 server.stop()

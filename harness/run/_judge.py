@@ -36,6 +36,8 @@ class Result:
 def judge(scenario: Scenario, obs: Observation) -> Result:
     if obs.outcome == "skipped":
         return Result(scenario, obs, "skip", [obs.error or "skipped"])
+    if obs.adapter_error is not None:
+        return Result(scenario, obs, "error", [obs.adapter_error])
     if obs.script_errors:
         return Result(scenario, obs, "error", list(obs.script_errors))
     expect = scenario.expect

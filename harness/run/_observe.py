@@ -44,11 +44,19 @@ class Observation:
     script_errors: list[str] = field(default_factory=list)
     # Every call that reached the answerer: {caller, questions} (Question.to_json's shape).
     asked: list[dict[str, Any]] = field(default_factory=list)
+    # Why the adapter could not run the scenario at all (it crashed, went silent or broke
+    # the protocol): the scenario is then an error, not a failure of the runtime's.
+    adapter_error: str | None = None
 
     @classmethod
     def empty(cls, scenario_id: str, outcome: str, error: str) -> Observation:
         """An observation of a run that never happened: skipped, or an adapter that broke."""
         return cls(scenario_id, outcome, error, 0, [], [], {}, {})
+
+    @classmethod
+    def broken(cls, scenario_id: str, why: str) -> Observation:
+        """The adapter could not run the scenario: `why` says what broke (one line)."""
+        return cls(scenario_id, "error", why, 0, [], [], {}, {}, adapter_error=why)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
