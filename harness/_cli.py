@@ -12,7 +12,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from harness._exit import (
     EXIT_FAILED,
@@ -23,21 +23,10 @@ from harness._exit import (
     _invalid,
     _usage,
 )
+from harness._run_plan import GUARD_NAMES
 
 if TYPE_CHECKING:
     from harness.scenario import Scenario
-
-# Kept in step with harness.guards.GUARDS by a test; listed here so the parser
-# does not import the runtime.
-GUARD_NAMES = (
-    "runtime-ownership",
-    "none",
-    "delegation-depth",
-    "tool-only",
-    "after-intent",
-    "id-equality",
-    "approve-any",
-)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -50,6 +39,12 @@ def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="harness",
         description="Keyless, deterministic delegation scenarios for the delegated-caller guard.",
+    )
+    parser.add_argument(
+        "--version",
+        action=_Version,
+        nargs=0,
+        help="print the harness's version and the scenario contract's, then exit",
     )
     parser.add_argument(
         "--debug",
@@ -77,74 +72,9 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser(
         "coverage", help="map each design-document clause to the scenarios that cover it"
     )
-    run = sub.add_parser("run", help="run scenarios and check their expectations")
-    run.add_argument("ids", nargs="*", metavar="SCENARIO_ID", help="scenario ids (default: all)")
-    run.add_argument("--json", action="store_true", help="print machine-readable results")
-    run.add_argument(
-        "--adapter",
-        default=None,
-        metavar="SPEC",
-        help="the runtime under test: reference (default), node-dsh, jsonl:COMMAND (any "
-        "process speaking the JSON-lines protocol) or module:factory (a Python adapter)",
-    )
-    run.add_argument(
-        "--expectations",
-        type=Path,
-        default=None,
-        metavar="FILE",
-        help="known failures of the adapter (default: its own file, if it has one)",
-    )
-    run.add_argument(
-        "--snapshots",
-        type=Path,
-        default=None,
-        metavar="DIR",
-        help="golden snapshots to compare the portable part of each observation with "
-        "(default: snapshots/ beside the scenarios)",
-    )
-    run.add_argument(
-        "--backstop",
-        type=float,
-        default=None,
-        metavar="SECONDS",
-        help="wall-clock limit per scenario (default: 10)",
-    )
-    run.add_argument(
-        "--guard",
-        choices=GUARD_NAMES,
-        default=None,
-        metavar="NAME",
-        help="run under a caller-check variant (test-only unless runtime-ownership): "
-        + ", ".join(GUARD_NAMES),
-    )
-    run.add_argument(
-        "--stream", action="store_true", help="stream replies as SSE chat.completion.chunk deltas"
-    )
-    run.add_argument(
-        "--shard",
-        default=None,
-        metavar="K/N",
-        help="run only shard K of N: a stable split by scenario id, so N jobs run every "
-        "scenario exactly once",
-    )
-    run.add_argument(
-        "--junit", type=Path, default=None, metavar="FILE", help="also write JUnit XML to FILE"
-    )
-    run.add_argument(
-        "--format",
-        choices=("text", "github"),
-        default="text",
-        help="github: also print workflow annotations at the failing lines, and write a step "
-        "summary to $GITHUB_STEP_SUMMARY when it is set",
-    )
-    run.add_argument(
-        "--chunk",
-        type=int,
-        default=None,
-        metavar="N",
-        help="with --stream: N characters per delta (default: each string whole; 1: one "
-        "character at a time)",
-    )
+    from harness._run_command import add_parser as add_run
+
+    add_run(sub)
     repro = sub.add_parser(
         "repro", help="print one scenario's transcript up to where it stopped, then any hang"
     )
@@ -185,6 +115,32 @@ def _parser() -> argparse.ArgumentParser:
     )
     mutants.add_argument("--json", action="store_true", help="print machine-readable results")
     return parser
+
+
+class _Version(argparse.Action):
+    # argparse's own version action wants the text up front; reading package metadata
+    # costs every command's start-up a few milliseconds, so it is read only when asked.
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> None:
+        print(_version())
+        parser.exit(EXIT_OK)
+
+
+def _version() -> str:
+    """`harness (keyless-harness) 0.1.0; scenarios 3.0.0`: the package as installed, and the
+    contract version of the scenarios it ships."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from harness._paths import version_path
+
+    try:
+        package = version("keyless-harness")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        package = "(not installed)"
+    try:
+        scenarios = version_path().read_text(encoding="utf-8").strip()
+    except OSError:
+        scenarios = "(no VERSION file)"
+    return f"harness (keyless-harness) {package}; scenarios {scenarios}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

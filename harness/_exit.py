@@ -24,11 +24,12 @@ def _usage(message: str) -> int:
 
 
 def _choose(ids: Sequence[str], scenarios: Sequence[Any]) -> list[Any] | None:
-    """The named scenarios in the order named (all of them when none is named), or None
-    after saying which ids are unknown."""
+    """The named scenarios in the order first named, each once (all of them when none is
+    named), or None after saying which ids are unknown."""
     by_id = {s.id: s for s in scenarios}
-    unknown = [i for i in ids if i not in by_id]
+    named = list(dict.fromkeys(ids))  # an id named twice runs once
+    unknown = [i for i in named if i not in by_id]
     if unknown:
         _usage(f"unknown scenario id(s): {', '.join(unknown)}; 'harness list' shows the ids")
         return None
-    return [by_id[i] for i in ids] if ids else list(scenarios)
+    return [by_id[i] for i in named] if named else list(scenarios)

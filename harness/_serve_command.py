@@ -106,6 +106,8 @@ def serve_command(args: argparse.Namespace, directory: Path | None) -> int:
         check_loopback(args.host)
     except NotLoopback as exc:
         return _usage(str(exc))
+    if not 0 <= args.port <= 65535:
+        return _usage(f"--port {args.port}: a TCP port is 0 to 65535 (0: any free port)")
     positive = [args.idle_timeout, args.max_body_mib, args.read_timeout]
     if min(positive) <= 0 or args.chunk_delay_ms < 0 or (args.chunk or 1) < 1:
         return _usage("--idle-timeout, --max-body-mib, --read-timeout and --chunk take positive "

@@ -165,3 +165,27 @@ def test_repro_exits_1_for_a_scenario_that_errs(
     assert main(["--scenarios", str(tmp_path), "repro", "live-root-answered"]) == 1
     out = capsys.readouterr().out
     assert "verdict:\n  agent lead asked for step 2, but its script has only 1 step(s)" in out
+
+
+def test_version_names_the_package_and_the_scenario_contract(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    contract = (Path(__file__).parents[1] / "scenarios" / "VERSION").read_text().strip()
+    assert capsys.readouterr().out == (
+        f"harness (keyless-harness) {version('keyless-harness')}; scenarios {contract}\n"
+    )
+
+
+@pytest.mark.parametrize("port", ["99999", "-1", "65536"])
+def test_serve_on_a_port_that_cannot_exist_is_bad_input(
+    port: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["serve", "live-root-answered", "--port", port]) == 2
+    assert capsys.readouterr().err == (
+        f"harness: --port {port}: a TCP port is 0 to 65535 (0: any free port)\n"
+    )

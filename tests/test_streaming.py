@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 
 import httpx
 import pytest
@@ -123,16 +124,65 @@ def test_chunk_needs_stream(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", "--stream", "--chunk", "1", "zero-depth-live-child"]) == 0
 
 
-def test_a_scenario_can_set_its_own_chunk_size_and_a_run_overrides_it() -> None:
+def served_deltas(monkeypatch: pytest.MonkeyPatch, run: Callable[[], object]) -> set[int]:
+    """The lengths of every content and argument delta the fake streamed during `run`, read
+    off the bytes on the wire."""
+    import httpx
+
+    from harness.run._world import LiveWorld
+
+    bodies: list[bytes] = []
+    real = LiveWorld.http
+
+    def http(world: LiveWorld) -> httpx.AsyncClient:
+        inner = real(world)._transport  # the fake's own, as the runtime would get it
+
+        class Recording(httpx.AsyncBaseTransport):
+            async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+                response = await inner.handle_async_request(request)
+                body = await response.aread()
+                bodies.append(body)
+                return httpx.Response(response.status_code, headers=response.headers,
+                                      content=body)  # fmt: skip
+
+        return httpx.AsyncClient(transport=Recording(), trust_env=False)
+
+    monkeypatch.setattr(LiveWorld, "http", http)
+    run()
+    sizes = set()
+    for body in bodies:
+        for line in body.decode().splitlines():
+            if not line.startswith("data: {"):
+                continue
+            for choice in json.loads(line[6:])["choices"]:
+                delta = choice["delta"]
+                texts = [delta.get("content") or ""]
+                texts += [c["function"].get("arguments", "") for c in delta.get("tool_calls", [])]
+                sizes |= {len(t) for t in texts if t}
+    return sizes
+
+
+def test_a_scenario_can_set_its_own_chunk_size_and_a_run_overrides_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import dataclasses
 
     from harness.run import Wire, observe_scenario
     from tests.conftest import SCENARIOS
 
     scenario = dataclasses.replace(SCENARIOS["zero-depth-live-child"], stream_chunk=2)
-    own = observe_scenario(scenario, wire=Wire(stream=True))
-    run = observe_scenario(scenario, wire=Wire(stream=True, chunk=9))
-    assert own.snapshot() == run.snapshot() == observe_scenario(scenario).snapshot()
+    own = served_deltas(monkeypatch, lambda: observe_scenario(scenario, wire=Wire(stream=True)))
+    assert own == {1, 2}  # every text in pieces of two (an odd length ends in one)
+    run = served_deltas(
+        monkeypatch, lambda: observe_scenario(scenario, wire=Wire(stream=True, chunk=9))
+    )
+    assert max(run) == 9
+    # And the observation is the same whatever the pieces.
+    snapshots = [
+        observe_scenario(scenario, wire=wire).snapshot()
+        for wire in (Wire(stream=True), Wire(stream=True, chunk=9), Wire())
+    ]
+    assert snapshots[0] == snapshots[1] == snapshots[2]
 
 
 def test_misuse_on_the_wire_ends_the_scenario_as_an_error_naming_agent_and_step() -> None:

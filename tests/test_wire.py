@@ -112,6 +112,22 @@ def test_a_stream_is_utf8_whatever_its_charset_says() -> None:
     assert json.loads(reply.tool_calls[0].arguments) == {"a": "é\u2028"}
 
 
+@pytest.mark.parametrize("split", [None, 1])
+def test_bytes_that_are_not_utf8_read_as_replacement_characters(split: int | None) -> None:
+    # The SSE spec decodes with "UTF-8 decode" (WHATWG Encoding): each invalid sequence is
+    # U+FFFD, and the stream goes on; a malformed byte must not end the reply.
+    raw = b'data: {"choices":[{"delta":{"content":"h\xffi \xe2\x82"}}]}\n\ndata: [DONE]\n\n'
+    size = split or len(raw)
+
+    async def pieces() -> AsyncIterator[bytes]:
+        for i in range(0, len(raw), size):
+            yield raw[i : i + size]
+
+    answer = httpx.Response(200, headers={"content-type": "text/event-stream"}, content=pieces())
+    reply, _ = exchange(lambda r: answer, stream=True, base="http://fake.invalid/v1")
+    assert reply == Reply(content="h\ufffdi \ufffd", tool_calls=())
+
+
 def test_a_last_line_without_its_line_end_is_read() -> None:
     # The stream stops right after "data: [DONE]", its line end never sent.
     raw = b'data: {"choices":[{"delta":{"content":"hi"}}]}\n\ndata: [DONE]'

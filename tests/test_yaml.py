@@ -19,6 +19,23 @@ def test_yaml_syntax_error_has_line_and_column(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "where"),
+    [("id: x\nfoo:\n\t- 1\n", "3:1"), ("id: x\n\ttitle: t\n", "2:1")],
+    ids=["cannot-start-a-token", "violates-indentation"],
+)
+def test_a_tab_is_named_as_one(tmp_path: Path, text: str, where: str) -> None:
+    # libyaml says "found character that cannot start any token"; an editor shows spaces.
+    (line,) = problems(path := write(tmp_path, text))
+    assert line.startswith(f"{path}:{where}: ")
+    assert line.endswith("; that character is a tab: YAML indents with spaces only; use spaces")
+
+
+def test_a_tab_inside_a_quoted_string_is_no_yaml_problem(tmp_path: Path) -> None:
+    found = problems(write(tmp_path, 'id: case\ntitle: "a\tb"\n'))  # only missing sections
+    assert found and all(": /: missing " in line for line in found)
+
+
+@pytest.mark.parametrize(
     ("text", "where", "message"),
     [
         ("id: a\ntitle: t\nid: b\n", "3:1", "duplicate key 'id' (first at line 1)"),

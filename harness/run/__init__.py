@@ -1,8 +1,9 @@
 """The runner: scenario -> world -> run -> observation -> verdict."""
 
 from harness._seam import DEFAULT_BACKSTOP, Wire
+from harness.run._diff import Difference, differences, json_equal
 from harness.run._judge import Result, judge, summary
-from harness.run._observe import Observation, differences, portable, snapshot_text
+from harness.run._observe import Observation, portable, snapshot_text
 from harness.run._runner import (
     FROZEN_AT,
     batch,
@@ -14,11 +15,13 @@ from harness.run._runner import (
 __all__ = [
     "DEFAULT_BACKSTOP",
     "FROZEN_AT",
+    "Difference",
     "Observation",
     "Result",
     "Wire",
     "batch",
     "differences",
+    "json_equal",
     "judge",
     "observe_scenario",
     "portable",

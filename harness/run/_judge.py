@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.run._diff import Difference, json_equal
 from harness.run._observe import Observation
 from harness.runtime.questions import QUESTION_DEFAULTS, answers_text
 from harness.scenario import AskedExpect, DirectExpect, Scenario, TextMatch
@@ -20,6 +21,8 @@ class Result:
     mismatches: list[str] = field(default_factory=list)
     # compared | missing (a snapshots directory was given, the file was not there) | none
     golden: str = "none"
+    # Where the observation differs from its golden snapshot, each in full.
+    differences: list[Difference] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -30,6 +33,8 @@ class Result:
         }
         if self.mismatches:
             out["mismatches"] = self.mismatches
+        if self.differences:
+            out["differences"] = [d.to_json() for d in self.differences]
         return out
 
 
@@ -45,7 +50,7 @@ def judge(scenario: Scenario, obs: Observation) -> Result:
     if obs.outcome != expect.outcome:
         why = f" ({obs.error})" if obs.error else ""
         mismatches.append(f"outcome: expected {expect.outcome}, observed {obs.outcome}{why}")
-    if obs.answerer_calls != expect.answerer_calls:
+    if not json_equal(obs.answerer_calls, expect.answerer_calls):
         mismatches.append(
             f"answerer_calls: expected {expect.answerer_calls}, observed {obs.answerer_calls}"
         )
@@ -74,7 +79,7 @@ def judge(scenario: Scenario, obs: Observation) -> Result:
             )
     mismatches += _matches("final", expect.final, obs.final)
     for name, active in expect.plan_mode.items():
-        if obs.plan_mode.get(name, False) != active:
+        if not json_equal(obs.plan_mode.get(name, False), active):
             mismatches.append(
                 f"plan_mode[{name}]: expected {active}, observed {obs.plan_mode.get(name, False)}"
             )
@@ -120,7 +125,7 @@ def _asked(expected: tuple[AskedExpect, ...], observed: list[dict[str, Any]]) ->
         for j, (question, shown) in enumerate(zip(want.questions, got["questions"], strict=True)):
             seen = {**QUESTION_DEFAULTS, **shown}
             for key, value in question.items():
-                if seen.get(key) != value:
+                if not json_equal(seen.get(key), value):
                     out.append(
                         f"asked[{i}].questions[{j}].{key}: expected {_json(value)}, "
                         f"observed {_json(seen.get(key))}"

@@ -126,47 +126,6 @@ def portable(doc: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def differences(expected: Any, observed: Any, at: str = "", limit: int = 5) -> list[str]:
-    """Where two JSON values differ, one line each: the first `limit`, then how many more."""
-    found = list(_differences(expected, observed, at))
-    if len(found) <= limit:
-        return found
-    return [*found[:limit], f"... and {len(found) - limit} more difference(s) from the snapshot"]
-
-
-class _Absent:
-    """A key one side does not have: not the same as a null the other side does have."""
-
-    def __repr__(self) -> str:
-        return "(absent)"
-
-
-ABSENT = _Absent()
-
-
-def _differences(expected: Any, observed: Any, at: str) -> Iterator[str]:
-    if isinstance(expected, dict) and isinstance(observed, dict):
-        for key in sorted(set(expected) | set(observed)):
-            yield from _differences(
-                expected.get(key, ABSENT), observed.get(key, ABSENT), f"{at}.{key}"
-            )
-    elif (
-        isinstance(expected, list) and isinstance(observed, list) and len(expected) == len(observed)
-    ):
-        for i, (e, o) in enumerate(zip(expected, observed, strict=True)):
-            yield from _differences(e, o, f"{at}[{i}]")
-    elif expected != observed:
-        shown = [
-            repr(v) if v is ABSENT else json.dumps(v, ensure_ascii=False)
-            for v in (expected, observed)
-        ]
-        yield f"snapshot{at}: expected {_clip(shown[0])}, observed {_clip(shown[1])}"
-
-
-def _clip(text: str, width: int = 160) -> str:
-    return text if len(text) <= width else text[: width - 3] + "..."
-
-
 def snapshot_text(doc: dict[str, Any]) -> str:
     """The exact bytes of a snapshot file: sorted keys, two-space indent, trailing newline."""
     return json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=False) + "\n"

@@ -16,12 +16,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import httpx
 
 from harness._seam import DEFAULT_BACKSTOP, Wire
+from harness.guards import RUNTIME_OWNERSHIP
 from harness.run._detect import DeadlockDetectingLoop, hang_report
+from harness.run._diff import json_differences, summaries
 from harness.run._direct import ask_live, run_direct
 from harness.run._judge import Result, judge
-from harness.run._observe import Observation, differences, observe, portable
+from harness.run._observe import Observation, observe, portable
 from harness.run._world import LiveWorld
 from harness.runtime.errors import AgentRunError
+from harness.runtime.registry import Agent
 from harness.runtime.sessions import SessionStore
 from harness.scenario import Phase, Scenario
 
@@ -153,6 +156,15 @@ def _settle(loop: asyncio.AbstractEventLoop) -> None:
         loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
 
 
+def effective_guard(scenario: Scenario, requested: str | None) -> str:
+    """The caller check a scenario runs under. Its own `guard:` is part of what it means
+    (`hang-before-the-fix` is the behaviour before the fix), so it always wins; a requested
+    variant (`--guard`) applies to the scenarios that leave theirs at the decision."""
+    if scenario.guard != RUNTIME_OWNERSHIP.name:
+        return scenario.guard
+    return requested or RUNTIME_OWNERSHIP.name
+
+
 def run_scenario(
     scenario: Scenario,
     *,
@@ -164,10 +176,13 @@ def run_scenario(
     require_golden: bool = False,
     detector: bool = True,
 ) -> Result:
-    """Run one scenario on `adapter` (default: the reference runtime) and judge it. With
-    `golden` (a snapshots directory), its snapshot is compared too: all of it for the
+    """Run one scenario on `adapter` (default: the reference runtime) and judge it. `guard`
+    is a requested variant, applied as effective_guard says. With `golden` (a snapshots
+    directory), its snapshot is compared too, whenever the scenario runs under its own
+    guard (a variant's observation is not what the golden pins): all of it for the
     reference runtime, the portable part for any other; with `require_golden`, a scenario
     that has no snapshot there fails. `detector` as for observe_scenario."""
+    guard = effective_guard(scenario, guard)
     if adapter is None:
         observation = observe_scenario(
             scenario, backstop=backstop, guard=guard, wire=wire, detector=detector
@@ -183,7 +198,7 @@ def run_scenario(
             )
         observation = adapter.run(scenario, RunOptions(backstop, guard, wire))
     result = judge(scenario, observation)
-    if result.status == "skip" or golden is None:
+    if result.status == "skip" or golden is None or guard != scenario.guard:
         return result
     snapshot = golden / f"{scenario.id}.json"
     if not snapshot.is_file():
@@ -201,9 +216,10 @@ def run_scenario(
     # and model prefix included. Any other runtime is held to the portable part.
     if adapter is not None and not getattr(adapter, "reference", False):
         expected, observed = portable(expected), portable(observed)
-    found = differences(expected, observed)
+    found = json_differences(expected, observed)
     if found:
-        result.mismatches += found
+        result.differences = found
+        result.mismatches += summaries(found)
         result.status = "fail" if result.status == "pass" else result.status
     return result
 
@@ -345,5 +361,12 @@ async def _run_phase(world: LiveWorld, phase: Phase, http: httpx.AsyncClient) ->
     runtime = world.live = world.runtime(http)
     if phase.kind == "start":
         await runtime.start(str(phase.agent), phase.prompt)
-    else:
+    elif phase.owner is None:
         await runtime.resume(str(phase.agent), phase.prompt)
+    else:
+        # The host's live agent, entered as a root, resumes the session inside its scope.
+        owner = Agent(phase.owner)
+        assert runtime.agents is not None, "the loader refuses an owner without a registry"
+        runtime.agents.enter(owner)
+        runtime.waits.labels[owner.id] = f"{owner.id} (root)"
+        await runtime.resume(str(phase.agent), phase.prompt, owner=owner)

@@ -39,6 +39,7 @@ def semantic_problems(
         out += _world(doc.get("world", {}))
     if sound("world", "phases") and "phases" in doc:
         out += _no_service(doc.get("world", {}), doc["phases"])
+        out += _no_owner_without_registry(doc.get("world", {}), doc["phases"])
     if sound("features") and "features" in doc:
         out += feature_problems(doc, sound)
     if not sound("agents"):
@@ -74,6 +75,20 @@ def _world(world: dict[str, Any]) -> Iterator[Problem]:
             yield (
                 f"/world/{key}",
                 f"only the scripted answerer uses {key}; set answerer: scripted or remove it",
+            )
+
+
+def _no_owner_without_registry(
+    world: dict[str, Any], phases: list[dict[str, Any]]
+) -> Iterator[Problem]:
+    if world.get("registry", "present") != "absent":
+        return
+    for i, phase in enumerate(phases):
+        if "resume" in phase and "owner" in phase:
+            yield (
+                f"/phases/{i}/owner",
+                "an owner is entered in the agent registry, and world.registry is absent; "
+                "drop owner or the registry setting",
             )
 
 
@@ -248,6 +263,8 @@ def _phases(phases: list[dict[str, Any]], agents: dict[str, Any]) -> Iterator[Pr
                         "or its parent"
                     ),
                 )
+            if phase.get("owner") == agent:
+                yield f"/phases/{i}/owner", f"{agent} cannot own itself; name another agent"
             stored |= _descendants(agent, agents)
         else:
             yield from _direct(phase["ask"], f"/phases/{i}/ask", agents)

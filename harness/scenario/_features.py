@@ -155,6 +155,13 @@ def _ask_during_run(doc: dict[str, Any]) -> Evidence:
     return False, "no ask phase has while"
 
 
+def _owned_resume(doc: dict[str, Any]) -> Evidence:
+    for i, phase in enumerate(doc["phases"]):
+        if "resume" in phase and "owner" in phase:
+            return True, f"/phases/{i} resumes {phase['resume']} owned by {phase['owner']}"
+    return False, "no phase resumes a session under an owner"
+
+
 # tag -> (the top-level sections its rule reads, the rule). Keys in FEATURES order; a test
 # checks that every known tag has exactly one rule.
 FEATURE_RULES: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any]], Evidence]]] = {
@@ -173,6 +180,7 @@ FEATURE_RULES: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any]], Evide
     "no-answerer": (("world",), _no_answerer),
     "ask-during-run": (("phases",), _ask_during_run),
     "no-user-questions": (("world",), _no_user_questions),
+    "owned-resume": (("phases",), _owned_resume),
 }
 # Exactly one of these applies to every scenario: naming the wrong one is one mistake,
 # reported once, as a swap.

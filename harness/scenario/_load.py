@@ -289,7 +289,7 @@ def _phase(doc: dict[str, Any]) -> Phase:
     if "start" in doc:
         return Phase("start", doc["start"], doc["prompt"])
     if "resume" in doc:
-        return Phase("resume", doc["resume"], doc["prompt"])
+        return Phase("resume", doc["resume"], doc["prompt"], owner=doc.get("owner"))
     ask = doc["ask"]
     return Phase(
         "ask",

@@ -29,6 +29,7 @@ FEATURES: tuple[str, ...] = (
     "no-answerer",
     "ask-during-run",
     "no-user-questions",
+    "owned-resume",
 )
 
 
@@ -86,6 +87,8 @@ class Phase:
     agent: str | None
     prompt: str = ""
     ask: DirectAsk | None = None
+    # resume only: the live agent whose scope the session is resumed in (None: a root).
+    owner: str | None = None
 
 
 @dataclass(frozen=True)

@@ -169,7 +169,7 @@ def parse(text: str) -> Document:
         loader = _Loader(text)
         root = loader.get_single_node()
     except yaml.MarkedYAMLError as exc:
-        raise YamlError([_marked(exc)]) from None
+        raise YamlError([_marked(exc, text)]) from None
     except yaml.reader.ReaderError as exc:
         raise YamlError([_reader(exc, text)]) from None
     try:
@@ -181,17 +181,23 @@ def parse(text: str) -> Document:
         try:
             return Document(loader.construct_document(root), root)
         except yaml.MarkedYAMLError as exc:
-            raise YamlError([_marked(exc)]) from None
+            raise YamlError([_marked(exc, text)]) from None
     finally:
         loader.dispose()
 
 
-def _marked(exc: yaml.MarkedYAMLError) -> YamlProblem:
+def _marked(exc: yaml.MarkedYAMLError, text: str) -> YamlProblem:
     mark = exc.problem_mark or exc.context_mark
     line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
     message = " ".join(str(exc.problem or exc).split())
     if exc.context:
         message = f"{message} ({' '.join(exc.context.split())})"
+    # libyaml's words for a tab ("found character that cannot start any token") do not say
+    # it is one, and an editor shows it as spaces.
+    lines = text.splitlines()
+    at = lines[line - 1][column - 1 : column] if 0 < line <= len(lines) else ""
+    if at == "\t":
+        message += "; that character is a tab: YAML indents with spaces only; use spaces"
     return YamlProblem(line, column, message)
 
 

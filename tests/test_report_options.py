@@ -1,0 +1,73 @@
+"""`harness report` takes `harness run`'s options and judges as it does: the same shards,
+known failures, required goldens, guard and wire, so a CI job runs the corpus once."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness._cli import main
+from harness._results import in_shard
+from tests.conftest import SCENARIOS
+from tests.test_results import FAILS, PASSES
+
+MIXED = "tests.test_results:make"  # the reference, made to fail FAILS (test_results.py)
+
+
+def verdicts(out: Path) -> dict[str, str]:
+    html = (out / "report.html").read_text("utf-8")
+    return dict(re.findall(r'<h2>([a-z0-9-]+) <span class="verdict">([A-Z ]+)</span></h2>', html))
+
+
+def test_known_failures_are_read_and_labelled(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    known = tmp_path / "known.yaml"
+    known.write_text(f"scenarios:\n  {FAILS}: {{expected: fail, reason: asks twice}}\n", "utf-8")
+    out = tmp_path / "report"
+    args = ["report", "--adapter", MIXED, "--out", str(out), PASSES, FAILS]
+    assert main(args) == 1  # FAILS fails, and nothing says it may
+    assert verdicts(out) == {PASSES: "PASS", FAILS: "FAIL"}
+    assert main([*args, "--expectations", str(known)]) == 0
+    assert verdicts(out) == {PASSES: "PASS", FAILS: "KNOWN FAIL"}
+    capsys.readouterr()
+
+
+def test_a_shard_reports_exactly_its_scenarios(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["report", "--shard", "2/4", "--out", str(tmp_path)]) == 0
+    capsys.readouterr()
+    assert set(verdicts(tmp_path)) == {s.id for s in in_shard(list(SCENARIOS.values()), 2, 4)}
+
+
+def test_goldens_are_required_and_strays_fail(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty = tmp_path / "none"
+    empty.mkdir()
+    args = ["report", "--out", str(tmp_path / "report"), "--snapshots"]
+    assert main([*args, str(empty), PASSES]) == 1
+    assert verdicts(tmp_path / "report") == {PASSES: "FAIL"}
+    goldens = tmp_path / "goldens"
+    shutil.copytree(Path(__file__).parents[1] / "snapshots", goldens)
+    (goldens / "gone.json").write_text("{}\n", "utf-8")
+    capsys.readouterr()
+    assert main([*args, str(goldens)]) == 1
+    err = capsys.readouterr().err
+    assert "harness: goldens/gone.json: no scenario has the id 'gone'" in err
+    assert set(verdicts(tmp_path / "report").values()) == {"PASS"}
+
+
+def test_guard_and_stream_are_run_options_here_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = str(tmp_path)
+    assert main(["report", "--out", out, "--stream", "--chunk", "1", PASSES]) == 0
+    assert main(["report", "--out", out, "--guard", "none", PASSES]) == 1
+    assert verdicts(tmp_path) == {PASSES: "FAIL"}
+    assert main(["report", "--out", out, "--chunk", "1", PASSES]) == 2
+    assert "--chunk takes a positive number" in capsys.readouterr().err
