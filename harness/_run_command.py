@@ -38,6 +38,13 @@ def add_parser(sub: Any) -> None:
         "--junit", type=Path, default=None, metavar="FILE", help="also write JUnit XML to FILE"
     )
     run.add_argument(
+        "--html",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="also write DIR/report.html, the page `harness report` writes, from this run",
+    )
+    run.add_argument(
         "--format",
         choices=("text", "github"),
         default="text",
@@ -51,6 +58,11 @@ def run(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
 
     if args.junit is not None and not args.junit.parent.is_dir():
         return _usage(f"--junit {args.junit}: no such directory {args.junit.parent}")
+    if args.html is not None:
+        try:
+            args.html.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            return _usage(f"--html {args.html}: cannot create it ({exc.strerror or exc})")
     planned = plan(args, scenarios)
     if isinstance(planned, int):
         return planned
@@ -136,6 +148,14 @@ def _report(args: argparse.Namespace, planned: Plan) -> int:
         line += f"; {len(strays)} unknown golden snapshot(s)" if strays else ""
         print(line + (f" ({'; '.join(notes)})" if notes else ""))
     _for_ci(args, ran, strays, adapter.name, runtime)
+    if args.html is not None:  # the same results as a page: a CI job runs its shard once
+        from harness._report_html import page
+        from harness.scenario import clauses
+
+        html = page(ran, adapter=adapter.name, runtime=runtime, clauses=clauses(),
+                    golden=planned.golden, reference=bool(getattr(adapter, "reference", False)),
+                    mutants=None)  # fmt: skip
+        (args.html / "report.html").write_text(html, encoding="utf-8")
     unexpected = [r.result for r in ran if not r.acceptable]
     if any(r.observation.outcome == "hang" for r in unexpected):
         return EXIT_HANG

@@ -8,7 +8,6 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from harness._cli import _parser
@@ -42,12 +41,13 @@ def test_the_recipe_is_a_workflow_over_a_matrix_of_shards() -> None:
     assert uploaded and "report.html" in uploaded[0]["with"]["path"]
 
 
-@pytest.mark.parametrize("command", commands())
-def test_each_harness_command_parses(command: str) -> None:
-    argv = shlex.split(command)[1:]
-    args = _parser().parse_args(argv)
-    assert args.command in ("run", "report")
-    if args.command == "run":
-        assert (args.shard, args.format) == ("2/4", "github")
-        assert str(args.junit) == "results-2.xml"
+def test_each_job_runs_its_scenarios_once() -> None:
+    # JUnit, annotations and the page all come from one `harness run` of the shard.
+    (command,) = commands()
+    args = _parser().parse_args(shlex.split(command)[1:])
+    assert args.command == "run"
+    assert (args.shard, args.format) == ("2/4", "github")
+    assert str(args.junit) == "results-2.xml" and str(args.html) == "report-2"
     assert args.adapter == "jsonl:node adapter.mjs"
+    uploaded = [s for s in recipe()["jobs"]["scenarios"]["steps"] if "upload" in str(s)]
+    assert "report-${{ matrix.shard }}/report.html" in uploaded[0]["with"]["path"]

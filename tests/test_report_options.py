@@ -71,3 +71,16 @@ def test_guard_and_stream_are_run_options_here_too(
     assert verdicts(tmp_path) == {PASSES: "FAIL"}
     assert main(["report", "--out", out, "--chunk", "1", PASSES]) == 2
     assert "--chunk takes a positive number" in capsys.readouterr().err
+
+
+def test_run_writes_the_page_of_its_own_results(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "page"
+    assert main(["run", "--adapter", MIXED, "--html", str(out), PASSES, FAILS]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-1] == "1 passed, 1 failed"
+    assert verdicts(out) == {PASSES: "PASS", FAILS: "FAIL"}
+    (tmp_path / "file").write_text("", "utf-8")
+    assert main(["run", "--html", str(tmp_path / "file" / "x"), PASSES]) == 2
+    assert "--html " in capsys.readouterr().err
