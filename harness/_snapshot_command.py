@@ -1,7 +1,8 @@
 """`harness snapshot`: write golden snapshots from the reference runtime, for a directory of
 scenarios of your own, and say what changed. Never under CI, where goldens are only compared,
-and never for a scenario that fails its own expectations: a golden pins behaviour someone
-has judged right, not whatever happened."""
+never into the installed package (its corpus is read-only: a wheel's goldens are the ones it
+was released with), and never for a scenario that fails its own expectations: a golden pins
+behaviour someone has judged right, not whatever happened."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ DIFF_LINES = 20  # of a changed file's unified diff, shown under its line
 
 def snapshot(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
     from harness._ci import ci_refuses_updates
-    from harness._paths import snapshots_dir
+    from harness._paths import inside_installed_package, scenarios_dir, snapshots_dir
     from harness.run import run_scenarios, snapshot_text
 
     if ci_refuses_updates():
@@ -31,6 +32,14 @@ def snapshot(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
     if chosen is None:
         return EXIT_USAGE
     directory = args.snapshots or snapshots_dir(args.scenarios)
+    if inside_installed_package(directory):
+        source = args.scenarios or scenarios_dir()
+        return _usage(
+            f"{directory} is inside the installed keyless-harness package, whose goldens are "
+            f"read-only; copy the scenarios ({source}), or write your own, into a directory "
+            "of your own and run `harness --scenarios DIR snapshot` (goldens go to snapshots/ "
+            "beside DIR), or name `--snapshots DIR`"
+        )
     directory.mkdir(parents=True, exist_ok=True)
     counts = dict.fromkeys(("created", "updated", "unchanged", "not written"), 0)
     for result in run_scenarios(chosen):

@@ -125,3 +125,91 @@ def test_an_absent_key_is_not_a_null_one() -> None:
         "snapshot.owner: expected null, observed (absent)",
     ]
     assert differences({"owner": None}, {"owner": None}) == []
+
+
+@pytest.fixture
+def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """As if the harness ran from a wheel: the package in a site-packages with no checkout
+    around it and the corpus inside it, as pyproject.toml's force-include lays it out
+    (tests/test_wheel.py checks the real wheel). Returns the package directory."""
+    monkeypatch.delenv("CI", raising=False)
+    package = tmp_path / "site-packages" / "harness"
+    shutil.copytree(ROOT / "scenarios", package / "_corpus" / "scenarios")
+    shutil.copytree(ROOT / "snapshots", package / "_corpus" / "snapshots")
+    monkeypatch.setattr("harness._paths._HERE", package)
+    return package
+
+
+def test_a_checkout_uses_its_own_folders_and_is_not_an_installed_package() -> None:
+    from harness import _paths
+
+    assert _paths.scenarios_dir() == ROOT.resolve() / "scenarios"
+    assert _paths.snapshots_dir() == ROOT.resolve() / "snapshots"
+    assert _paths.repository_root() == ROOT.resolve()
+    assert _paths.installed_package() is None
+    assert not _paths.inside_installed_package(ROOT / "harness" / "snapshots")
+
+
+def test_installed_the_goldens_are_beside_the_packaged_scenarios_and_compared(
+    installed: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness import _paths
+
+    corpus = installed / "_corpus"
+    assert _paths.repository_root() is None and _paths.installed_package() == installed
+    assert (_paths.scenarios_dir(), _paths.snapshots_dir()) == (
+        corpus / "scenarios",
+        corpus / "snapshots",
+    )
+    assert main(["run", SCENARIO]) == 0
+    assert lines(capsys)[-1] == "1 passed, 0 failed"  # compared: no "without a golden"
+
+
+def files(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["snapshot"],
+        ["snapshot", SCENARIO],
+        ["--scenarios", "{corpus}/scenarios", "snapshot"],
+        ["snapshot", "--snapshots", "{corpus}/snapshots"],
+        ["snapshot", "--snapshots", "{corpus}/../elsewhere"],
+    ],
+    ids=["default", "one-id", "scenarios-named", "snapshots-named", "elsewhere-in-package"],
+)
+def test_installed_harness_snapshot_never_writes_into_the_package(
+    args: list[str], installed: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = installed / "_corpus"
+    before = files(corpus / "snapshots")
+    assert main([a.format(corpus=corpus) for a in args]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert len(err.splitlines()) == 1, err
+    assert "is inside the installed keyless-harness package, whose goldens are read-only" in err
+    assert f"copy the scenarios ({corpus / 'scenarios'}), or write your own" in err
+    assert "run `harness --scenarios DIR snapshot` (goldens go to snapshots/ beside DIR)" in err
+    assert err.rstrip().endswith("or name `--snapshots DIR`")
+    assert files(corpus / "snapshots") == before
+    assert sorted(p.name for p in installed.iterdir()) == ["_corpus"]
+    assert sorted(p.name for p in corpus.iterdir()) == ["scenarios", "snapshots"]
+
+
+def test_installed_harness_snapshot_writes_where_the_refusal_says(
+    installed: Path, own: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A directory of one's own: goldens beside it.
+    assert main(["--scenarios", str(own), "snapshot"]) == 0
+    assert lines(capsys) == [
+        f"created     {own.parent / 'snapshots' / f'{SCENARIO}.json'}",
+        "1 created",
+    ]
+    # The packaged scenarios, with the goldens named elsewhere.
+    goldens = own.parent / "goldens"
+    assert main(["snapshot", "--snapshots", str(goldens), SCENARIO]) == 0
+    assert lines(capsys) == [f"created     {goldens / f'{SCENARIO}.json'}", "1 created"]
+    packaged = installed / "_corpus" / "snapshots" / f"{SCENARIO}.json"
+    assert (goldens / f"{SCENARIO}.json").read_bytes() == packaged.read_bytes()
