@@ -4,7 +4,9 @@ registry and user-questions service, doing from the raw scenario document what a
 in another language would do (scenarios/INTERPRETING.md), and skips the rest.
 
 `--features` overrides what its hello announces; `--misbehave KIND` makes it break the
-protocol on purpose, so the harness's side of every failure can be tested.
+protocol on purpose, `--omit FIELD` leaves a field out of every observation, and
+`--crash-on ID,...` exits in the middle of those scenarios only, so the harness's side of
+every failure can be tested.
 """
 
 from __future__ import annotations
@@ -122,7 +124,9 @@ async def observe(doc: dict[str, Any]) -> dict[str, Any]:
     world = doc.get("world", {})
     provider = Provider(world)
     direct: list[dict[str, Any]] = []
-    observation: dict[str, Any] = {"outcome": "completed", "direct": direct}
+    # Every field, though a service scenario has no model tools, delegations or finals.
+    observation: dict[str, Any] = {"outcome": "completed", "direct": direct, "tool_errors": [],
+                                   "handoffs": [], "final": {}, "plan_mode": {}}  # fmt: skip
     for p in doc["phases"]:
         try:
             direct.append(await phase(p["ask"], world, provider))
@@ -160,7 +164,8 @@ def probe(doc: dict[str, Any], model: dict[str, Any]) -> dict[str, Any]:
     with urllib.request.urlopen(request, timeout=10) as response:
         message = json.load(response)["choices"][0]["message"]
     said = message.get("content") or json.dumps(message.get("tool_calls"))
-    return {"outcome": "completed", "answerer_calls": 0, "final": {agent: said}}
+    return {"outcome": "completed", "answerer_calls": 0, "asked": [], "direct": [],
+            "tool_errors": [], "handoffs": [], "final": {agent: said}, "plan_mode": {}}  # fmt: skip
 
 
 def reply(message: dict[str, Any]) -> None:
@@ -171,11 +176,16 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--features", default=",".join(SERVICE_FEATURES))
     parser.add_argument("--misbehave", default=None)
+    parser.add_argument("--omit", default=None, help="leave this field out of observations")
+    parser.add_argument("--crash-on", default="", help="scenario ids to exit in the middle of")
     parser.add_argument("--probe-model", action="store_true", help="ask the served fake once")
     parser.add_argument("--session-header", default=None, help="declare it in the hello")
     parser.add_argument("--delegation", default=None, help="a dialect (JSON) for the hello")
     args = parser.parse_args()
     misbehave = args.misbehave
+    crash_on = set(filter(None, args.crash_on.split(",")))
+    if crash_on:  # which process wrote what, for the stderr tails a crash is reported with
+        print(f"adapter: started (pid {os.getpid()})", file=sys.stderr, flush=True)
     for line in sys.stdin:
         try:
             message = json.loads(line)
@@ -186,6 +196,9 @@ def main() -> int:
         if kind == "hello":
             if misbehave == "no-hello":
                 time.sleep(60)
+            if misbehave == "hello-error":  # as an adapter for another major version answers
+                reply({"type": "error", "message": "this adapter runs scenarios 9.x only"})
+                return 2
             protocol = 2 if misbehave == "protocol-2" else 1
             features = [f for f in args.features.split(",") if f]
             runtime = os.environ.get("ADAPTER_RUNTIME_NOTE", "the reference service")
@@ -203,10 +216,16 @@ def main() -> int:
             if misbehave == "crash":
                 print("adapter: crashing on purpose", file=sys.stderr, flush=True)
                 return 3
+            if sid in crash_on:
+                print(f"adapter: crashing on {sid} (pid {os.getpid()})", file=sys.stderr)
+                return 4
             if misbehave == "silent":
                 continue
             if misbehave == "garbage":
                 print("this is not json", flush=True)
+                continue
+            if misbehave == "refuse":  # a line it cannot use: an error line, and it carries on
+                reply({"type": "error", "message": "refusing on purpose"})
                 continue
             if args.probe_model and message.get("model"):
                 reply({"type": "result", "id": sid, "observation": probe(doc, message["model"])})
@@ -217,6 +236,8 @@ def main() -> int:
             observation = asyncio.run(observe(doc))
             if misbehave == "bad-observation":
                 observation["answerer_calls"] = "many"
+            if args.omit:
+                del observation[args.omit]
             if misbehave == "reword":
                 for entry in observation["direct"]:
                     if entry["error"]:

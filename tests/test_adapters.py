@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -140,31 +141,51 @@ def test_a_runtimes_own_ids_and_dialect_reach_the_fake_and_come_back_as_names() 
 @pytest.mark.parametrize(
     ("hello", "message"),
     [
-        (["--session-header", " "], "hello.session_header must be a header name"),
-        (["--delegation", '{"tool": 3}'], "hello.delegation.tool: the runtime's delegation tool"),
+        (
+            ["--session-header", " "],
+            "hello: session_header: expected a header name (an HTTP "
+            'token) or null, got " " (scenarios/protocol.json)',
+        ),
+        (["--delegation", '{"tool": 3}'], "hello: delegation.tool: expected a string, got 3"),
+        # What the schema cannot say, the dialect's parser does.
+        (
+            ["--delegation", '{"arguments": {"task": "{name}"}}'],
+            "hello.delegation.arguments: no string carries {prompt}",
+        ),
     ],
 )
-def test_a_bad_routing_declaration_refuses_the_adapter(hello: list[str], message: str) -> None:
+def test_a_bad_routing_declaration_refuses_the_adapter(
+    hello: list[str], message: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)  # the schema is named relative to the working directory
     with pytest.raises(AdapterError, match=r"^adapter py: ") as info:
         started(*hello)
     assert message in str(info.value)
 
 
 @pytest.mark.parametrize(
-    ("flag", "message"),
+    ("flags", "message"),
     [
-        ("crash", "the adapter process exited (status 3) before its result for"),
-        ("garbage", "not a JSON line: 'this is not json'"),
-        ("silent", "no result for reregistered-id within 0.8 s"),
-        ("bad-observation", "observation.answerer_calls must be a count"),
+        ("--misbehave crash", "the adapter process exited (status 3) before its result for"),
+        ("--misbehave garbage", "not a JSON line: 'this is not json'"),
+        ("--misbehave silent", "no result for reregistered-id within 0.8 s"),
+        ("--misbehave bad-observation",
+         'result for reregistered-id: observation.answerer_calls: expected an integer, got "many"'),
+        ("--misbehave refuse", "adapter py: it could not run reregistered-id: refusing on purpose"),
+        ("--omit answerer_calls",
+         "result for reregistered-id: observation: missing 'answerer_calls' "
+         "(scenarios/protocol.json)"),
     ],
-)
-def test_a_broken_adapter_is_an_error_naming_it(flag: str, message: str) -> None:
-    adapter = started("--misbehave", flag)
+)  # fmt: skip
+def test_a_broken_adapter_is_an_error_naming_it(
+    flags: str, message: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    adapter = started(*flags.split())
     try:
         # Only the silent adapter needs waiting out, so only its limit is short: the others
         # answer, and a loaded machine may take a while to, which must not read as silence.
-        options = RunOptions(backstop=0.3 if flag == "silent" else DEFAULT_BACKSTOP)
+        options = RunOptions(backstop=0.3 if "silent" in flags else DEFAULT_BACKSTOP)
         observation = adapter.run(SCENARIOS["reregistered-id"], options)
         after = adapter.run(SCENARIOS["reregistered-id"], options)
     finally:
@@ -172,17 +193,100 @@ def test_a_broken_adapter_is_an_error_naming_it(flag: str, message: str) -> None
     assert observation.outcome == "error"
     assert observation.error is not None and observation.error.startswith("adapter py: ")
     assert message in observation.error
-    if flag == "crash":
+    assert observation.adapter_error == observation.error  # judged as an error, not a fail
+    if "crash" in flags:
         assert "its stderr ends: adapter: crashing on purpose" in observation.error
-    if flag in ("crash", "silent"):  # no process left to talk to: every later run says so
-        assert after.error is not None and "is not running" in after.error
+    # The next run gets a new process, which breaks the same way: not "stopped earlier".
+    assert after.error is not None and message in after.error
+
+
+CRASHES, AFTER = "reregistered-id", ["owner-detached-child", "service-no-provider"]
+
+
+def crashing_on(*ids: str) -> str:
+    return f"jsonl:{sys.executable} -m tests.jsonl_adapter --crash-on {','.join(ids)}"
+
+
+def test_a_crash_costs_the_scenario_it_happened_in_and_no_more(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from junitparser import Error, JUnitXml
+
+    monkeypatch.chdir(ROOT)
+    ids = [AFTER[0], CRASHES, AFTER[1]]
+    assert main(["run", "--adapter", crashing_on(CRASHES), *ids]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    shown = {w[1]: w[0] for w in map(str.split, lines) if len(w) > 1 and w[1] in ids}
+    assert shown == {AFTER[0]: "PASS", CRASHES: "ERROR", AFTER[1]: "PASS"}
+    (crashed,) = (n for n, line in enumerate(lines) if line.startswith("ERROR"))
+    detail = lines[crashed + 1].strip()
+    assert detail.startswith(
+        f"adapter py: the adapter process exited (status 4) before its result for {CRASHES}; "
+        "its stderr ends: adapter: started (pid "
+    )
+    assert lines[-1] == "2 passed, 1 failed (1 of them errors)"
+    junit = tmp_path / "results.xml"
+    machine = ["--json", "--junit", str(junit)]
+    assert main(["run", "--adapter", crashing_on(CRASHES), *machine, *ids]) == 1
+    statuses = {s["id"]: s["status"] for s in json.loads(capsys.readouterr().out)["scenarios"]}
+    assert statuses == {AFTER[0]: "pass", CRASHES: "error", AFTER[1]: "pass"}
+    (suite,) = JUnitXml.fromfile(str(junit))
+    cases = {case.name: case for case in suite}
+    (error,) = cases[CRASHES].result
+    assert isinstance(error, Error) and "exited (status 4)" in error.message
+    assert cases[AFTER[0]].is_passed and cases[AFTER[1]].is_passed
+
+
+def test_the_stderr_shown_for_a_crash_is_the_crashed_processes() -> None:
+    first, then, second = CRASHES, AFTER[0], AFTER[1]
+    adapter = started("--crash-on", f"{first},{second}")
+    try:
+        crashed, passed, crashed_again = (
+            adapter.run(SCENARIOS[i], RunOptions()) for i in (first, then, second)
+        )
+    finally:
+        adapter.close()
+    assert passed.outcome == "completed"
+    pid = re.search(rf"adapter: crashing on {first} \(pid (\d+)\)", crashed.error or "")
+    again = re.search(rf"adapter: crashing on {second} \(pid (\d+)\)", crashed_again.error or "")
+    assert pid and again and pid[1] != again[1], (crashed.error, crashed_again.error)
+    # Each report shows what its own process wrote last, and nothing of the other's.
+    assert (crashed.error or "").endswith(
+        f"its stderr ends: adapter: started (pid {pid[1]}) | adapter: crashing on {first} "
+        f"(pid {pid[1]})"
+    )
+    assert (crashed_again.error or "").endswith(
+        f"its stderr ends: adapter: started (pid {again[1]}) | adapter: crashing on {second} "
+        f"(pid {again[1]})"
+    )
+
+
+def test_a_restart_that_fails_is_that_scenarios_error_and_is_not_retried() -> None:
+    adapter = started("--crash-on", CRASHES)
+    try:
+        adapter.run(SCENARIOS[CRASHES], RunOptions())
+        # From now on the command starts a process that never says hello.
+        never = "import sys; print('cannot start today', file=sys.stderr); sys.exit(5)"
+        adapter.command = [sys.executable, "-c", never]
+        restart, later = (adapter.run(SCENARIOS[i], RunOptions()) for i in AFTER)
+    finally:
+        adapter.close()
+    assert restart.adapter_error == (
+        f"adapter py: starting a new process (the last one stopped during {CRASHES}): the "
+        "adapter process exited (status 5) before its hello; its stderr ends: cannot start today"
+    )
+    assert later.adapter_error == (
+        f"adapter py: no process: starting a new one for {AFTER[0]} failed, so it is not tried "
+        "again"
+    )
 
 
 @pytest.mark.parametrize(
     ("flag", "message"),
     [
-        ("protocol-2", "expected hello with protocol 1"),
+        ("protocol-2", "hello: protocol: expected 1, got 2"),
         ("no-hello", "no hello within 0.5 s"),
+        ("hello-error", "it answered hello with an error: this adapter runs scenarios 9.x only"),
     ],
 )
 def test_a_bad_hello_refuses_the_adapter(flag: str, message: str) -> None:
@@ -315,6 +419,9 @@ def test_a_report_in_the_runtimes_own_ids_and_tool_names_reads_in_the_scenarios(
     handoff = {"parent": "session-1", "child": "uuid-2", "child_final": "f", "tool_result": "f"}
     data = {
         "outcome": "completed",
+        "answerer_calls": 0,
+        "asked": [],
+        "direct": [],
         "tool_errors": [error, {**error, "agent": "unknown-3", "tool": "ask_user_question"}],
         "handoffs": [handoff],
         "final": {"session-1": "done", "uuid-2": "f"},

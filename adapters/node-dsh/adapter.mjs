@@ -17,6 +17,7 @@ import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, isObject, show } from "./common.mjs";
 import { FEATURES, loadLibraries, runScenario, runtimeDescription } from "./service.mjs";
+import { failedRun } from "./sessions.mjs";
 
 const PROTOCOL = 1;
 const ADAPTER = "node-dsh";
@@ -66,13 +67,13 @@ async function runAssembledLine(lib, message) {
   const skip = assembledSkip(message.scenario);
   if (skip !== null) return { skip };
   if (!isObject(message.model) || typeof message.model.base_url !== "string") {
-    return { observation: { outcome: "error", error: "the run line has no model.base_url for an assembled scenario", answerer_calls: 0 } };
+    return { observation: failedRun("the run line has no model.base_url for an assembled scenario") };
   }
   try {
     return { observation: await runAssembled(message.scenario, message.model, message.backstop, lib.provides) };
   } catch (error) {
     log(`internal error: ${error?.stack ?? describe(error)}`);
-    return { observation: { outcome: "error", error: describe(error), answerer_calls: 0 } };
+    return { observation: failedRun(describe(error)) };
   }
 }
 

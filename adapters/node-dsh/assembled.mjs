@@ -248,7 +248,8 @@ export async function runAssembled(scenario, model, backstopSeconds, provides) {
     for (const window of windows) window.root ??= rootMadeIn(sessions, window);
     const observed = observe(sessions, windows, DELEGATION.tool);
     const asked = readCalls(callsFile).map((c) => ({ caller: c.agent, questions: c.questions.map(fromItem) }));
-    return { outcome, error, answerer_calls: asked.length, asked, ...observed };
+    // No direct ask phases here (assembledSkip): `direct` is empty, and still sent.
+    return { outcome, error, answerer_calls: asked.length, asked, direct: [], ...observed };
   };
   try {
     for (const [index, phase] of scenario.phases.entries()) {

@@ -10,6 +10,7 @@ import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ScenarioError, describe, isObject, show, toItem } from "./common.mjs";
 import { Answerer } from "./human.mjs";
+import { failedRun, noModel } from "./sessions.mjs";
 import { buildEntry, loadBuild, published } from "./under-test.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -284,13 +285,13 @@ async function runPhases(lib, scenario) {
       }
       const result = await runPhase(lib, phase.ask, registry === "present", answerer);
       if (result.hang) {
-        return { outcome: "hang", error: reachedBy(result.who), answerer_calls: answerer.calls, asked: answerer.asked, direct };
+        return { outcome: "hang", error: reachedBy(result.who), answerer_calls: answerer.calls, asked: answerer.asked, direct, ...noModel() };
       }
       direct.push(result.entry);
     }
-    return { outcome: "completed", answerer_calls: answerer.calls, asked: answerer.asked, direct };
+    return { outcome: "completed", error: null, answerer_calls: answerer.calls, asked: answerer.asked, direct, ...noModel() };
   } catch (error) {
-    return { outcome: "error", error: describe(error), answerer_calls: answerer?.calls ?? 0, asked: answerer?.asked ?? [], direct };
+    return { ...failedRun(describe(error)), answerer_calls: answerer?.calls ?? 0, asked: answerer?.asked ?? [], direct };
   }
 }
 
@@ -298,12 +299,7 @@ async function runPhases(lib, scenario) {
 export async function runScenario(lib, scenario) {
   if (!isObject(scenario) || !Array.isArray(scenario.phases) || scenario.phases.length === 0) {
     return {
-      observation: {
-        outcome: "error",
-        error: "ScenarioError: the run line's scenario must be a scenario document with a non-empty phases list",
-        answerer_calls: 0,
-        direct: [],
-      },
+      observation: failedRun("ScenarioError: the run line's scenario must be a scenario document with a non-empty phases list"),
     };
   }
   try {
@@ -311,6 +307,6 @@ export async function runScenario(lib, scenario) {
     if (reason !== null) return { skip: reason };
     return { observation: await runPhases(lib, scenario) };
   } catch (error) {
-    return { observation: { outcome: "error", error: describe(error), answerer_calls: 0, direct: [] } };
+    return { observation: failedRun(describe(error)) };
   }
 }

@@ -1,5 +1,7 @@
 // Upstream's durable session logs -> the protocol's observation of an assembled scenario:
-// tool errors, handoffs, finals and plan mode, each agent named by its session id.
+// tool errors, handoffs, finals and plan mode, each agent named by its session id. Also the
+// fields a run without them reports: every observation field is required
+// (scenarios/protocol.json), so a field left out is an error, never "nothing happened".
 //
 // Order matters: `tool_errors` and `handoffs` are compared in order, and upstream runs
 // parallel children concurrently, so the wall clock would interleave them by chance. They are
@@ -47,6 +49,12 @@ function childOf(sessions, parentId, argumentsText, claimed) {
   const found = children.find((c) => task(c) === prompt) ?? children[0];
   return found?.[0];
 }
+
+/** A service scenario's model facts: it has no model tools, delegations, finals or plan mode. */
+export const noModel = () => ({ tool_errors: [], handoffs: [], final: {}, plan_mode: {} });
+
+/** The observation of a run that failed before it saw anything. */
+export const failedRun = (error) => ({ outcome: "error", error, answerer_calls: 0, asked: [], direct: [], ...noModel() });
 
 /** sessions: id -> {header, events}; windows: [{start, end, root}] per phase, in order. */
 export function observe(sessions, windows, delegationTool) {

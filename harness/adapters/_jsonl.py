@@ -1,11 +1,17 @@
 """A runtime in any language, in another process, speaking JSON lines on stdin/stdout.
 
 The protocol is specified in scenarios/INTERPRETING.md ("The JSON-lines adapter
-protocol"). In short: hello both ways, then one `run` line per scenario answered by one
-`result` or `skip` line, then `bye`. Scenarios that drive a model get the base URL of the
-scripted fake, served on loopback for that scenario alone. The adapter reports raw facts
-(answers, errors with name, code and message); this side renders and judges them exactly
-as it does the reference runtime's, so both meet the same golden snapshots.
+protocol") and, line by line, by scenarios/protocol.json, against which every line the
+adapter sends is checked. In short: hello both ways, then one `run` line per scenario
+answered by one `result` or `skip` line, then `bye`. Scenarios that drive a model get the
+base URL of the scripted fake, served on loopback for that scenario alone. The adapter
+reports raw facts (answers, errors with name, code and message); this side renders and
+judges them exactly as it does the reference runtime's, so both meet the same golden
+snapshots.
+
+A process that crashes, goes silent past its backstop or breaks the protocol costs the
+scenario it was running (an error saying what happened) and no more: the next scenario
+starts a new process and says hello again.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness._routing import REFERENCE_DELEGATION, Delegation, DialectError
 from harness._seam import AdapterError, RunOptions
-from harness.adapters._reported import ProtocolError, observation
+from harness.adapters._reported import ProtocolError, check, observation
 
 if TYPE_CHECKING:
     from harness.fake import ScriptedLLM
@@ -31,6 +37,7 @@ if TYPE_CHECKING:
 PROTOCOL = 1
 HELLO_TIMEOUT = 30.0  # seconds for the process to start and say hello (node, a JVM...)
 GRACE = 5.0  # seconds past the backstop before a silent adapter is stopped
+REPLIES = ("result", "skip", "error")  # what may answer a run line
 
 
 class JsonLinesAdapter:
@@ -59,9 +66,11 @@ class JsonLinesAdapter:
         self.session_header: str | None = None
         self.delegation = REFERENCE_DELEGATION
         self._prepare = prepare
-        self._proc: subprocess.Popen[str] | None = None
-        self._lines: queue.Queue[str | None] = queue.Queue()
-        self._stderr: deque[str] = deque(maxlen=12)
+        self._proc: _Process | None = None
+        self._version = ""  # the scenarios' VERSION, for the hello of every process
+        self._stopped = ""  # how the last process stopped, for a restart's report
+        self._restart_failed: str | None = None  # the scenario whose restart failed
+        self._closed = False
 
     # -- process ----------------------------------------------------------------------
     def open(self, scenarios_version: str) -> None:
@@ -69,146 +78,99 @@ class JsonLinesAdapter:
         if self._prepare is not None:
             self._prepare()
             self._prepare = None
+        self._version = scenarios_version
+        self._proc = self._start()
+
+    def _start(self, context: str = "") -> _Process:
+        """A new process that has said hello; AdapterError (one line) if it cannot."""
         try:
-            self._proc = subprocess.Popen(
-                self.command,
-                cwd=self.cwd,
-                env=self.env,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                encoding="utf-8",
-                errors="replace",
-                bufsize=1,
-            )
+            proc = _Process(self.command, self.cwd, self.env)
         except OSError as exc:
             raise AdapterError(
-                f"adapter {self.name}: cannot start {' '.join(self.command)}: {exc.strerror or exc}"
+                f"adapter {self.name}: {context}cannot start {' '.join(self.command)}: "
+                f"{exc.strerror or exc}"
             ) from None
-        self._lines = queue.Queue()
-        proc = self._proc
-        threading.Thread(target=self._pump, args=(proc,), daemon=True).start()
-        threading.Thread(target=self._drain, args=(proc,), daemon=True).start()
         try:
-            self._send(
-                {"type": "hello", "protocol": PROTOCOL, "scenarios_version": scenarios_version}
-            )
-            hello = self._receive(self.hello_timeout, "hello")
-            if hello.get("type") != "hello" or hello.get("protocol") != PROTOCOL:
-                raise ProtocolError(f"expected hello with protocol {PROTOCOL}, got {_show(hello)}")
-            features = hello.get("features")
-            if not isinstance(features, list) or not all(isinstance(f, str) for f in features):
-                raise ProtocolError(f"hello must list its features as strings: {_show(hello)}")
+            proc.send({"type": "hello", "protocol": PROTOCOL, "scenarios_version": self._version})
+            hello = check(proc.receive(self.hello_timeout, "hello"), "hello")
+            if hello["type"] == "error":
+                raise ProtocolError(f"it answered hello with an error: {hello['message']}")
+            if hello["type"] != "hello":
+                raise ProtocolError(f"expected its hello, got {_show(hello)}")
             self.session_header, self.delegation = _routing(hello)
         except ProtocolError as exc:
-            self.close(graceful=False)
-            raise AdapterError(f"adapter {self.name}: {exc}{self._tail()}") from None
-        self.features = frozenset(features)
-        self.name = str(hello.get("adapter") or self.name)  # what it calls itself
-        self.runtime = str(hello.get("runtime", ""))
+            proc.stop(graceful=False)
+            raise AdapterError(f"adapter {self.name}: {context}{exc}{proc.tail()}") from None
+        self.features = frozenset(hello["features"])
+        self.name = hello.get("adapter") or self.name  # what it calls itself
+        self.runtime = hello.get("runtime", "")
+        return proc
 
-    def _pump(self, proc: subprocess.Popen[str]) -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            self._lines.put(line)
-        self._lines.put(None)
-
-    def _drain(self, proc: subprocess.Popen[str]) -> None:
-        # Read continuously: a full stderr pipe would block the adapter mid-run.
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            self._stderr.append(line.rstrip("\n"))
-
-    def _tail(self) -> str:
-        lines = list(self._stderr)
-        return f"; its stderr ends: {' | '.join(lines[-3:])}" if lines else ""
-
-    def _send(self, message: dict[str, Any]) -> None:
-        if self._proc is None or self._proc.stdin is None:
-            raise ProtocolError("the adapter process is not running")
+    def _running(self, scenario_id: str) -> _Process | str:
+        """The process to run `scenario_id` on, started again if the last one stopped; or
+        why there is none."""
+        if self._closed:
+            return f"adapter {self.name}: closed; open a new adapter to run {scenario_id}"
+        if self._proc is not None and self._proc.alive():
+            return self._proc
+        if self._restart_failed is not None:  # it does not start: spare every later scenario
+            return (
+                f"adapter {self.name}: no process: starting a new one for "
+                f"{self._restart_failed} failed, so it is not tried again"
+            )
+        stopped = self._stopped or "exited between scenarios"
         try:
-            self._proc.stdin.write(json.dumps(message, ensure_ascii=False) + "\n")
-            self._proc.stdin.flush()
-        except (BrokenPipeError, OSError):
-            raise ProtocolError(self._exited()) from None
+            self._proc = self._start(f"starting a new process (the last one {stopped}): ")
+        except AdapterError as exc:
+            self._proc, self._restart_failed = None, scenario_id
+            return str(exc)
+        self._stopped = ""
+        return self._proc
 
-    def _exited(self) -> str:
-        code = None
-        if self._proc is not None:
-            try:  # its output ended a moment before it did: give its status time to arrive
-                code = self._proc.wait(1)
-            except subprocess.TimeoutExpired:
-                code = None
-        return (
-            f"the adapter process exited (status {code})"
-            if code is not None
-            else ("the adapter process stopped reading its input")
-        )
-
-    def _receive(self, timeout: float, waiting_for: str) -> dict[str, Any]:
-        try:
-            line = self._lines.get(timeout=timeout)
-        except queue.Empty:
-            raise ProtocolError(f"no {waiting_for} within {timeout:g} s") from None
-        if line is None:
-            raise ProtocolError(f"{self._exited()} before its {waiting_for}")
-        try:
-            message = json.loads(line)
-        except ValueError:
-            raise ProtocolError(f"not a JSON line: {line.strip()[:200]!r}") from None
-        if not isinstance(message, dict) or not isinstance(message.get("type"), str):
-            raise ProtocolError(f"a protocol line is an object with a 'type': {line.strip()[:200]}")
-        return message
-
-    def close(self, *, graceful: bool = True) -> None:
-        """Say bye and let it exit (5 s at most), or, for a process that broke the protocol
-        or went silent, stop it at once: it is not going to listen."""
+    def close(self) -> None:
+        """Say bye and let it exit (5 s at most). Idempotent; runs after it are errors."""
+        self._closed = True
         proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        try:
-            if not graceful:
-                raise OSError("not graceful")
-            if proc.stdin is not None:
-                proc.stdin.write(json.dumps({"type": "bye"}) + "\n")
-                proc.stdin.close()
-            proc.wait(5)
-        except (OSError, subprocess.TimeoutExpired):
-            proc.kill()
-            proc.wait()
+        if proc is not None:
+            proc.stop(graceful=True)
 
     # -- one scenario -----------------------------------------------------------------
     def run(self, scenario: Scenario, options: RunOptions) -> Observation:
         from harness.run import Observation
         from harness.runtime.llm import AGENT_HEADER
 
+        proc = self._running(scenario.id)
+        if isinstance(proc, str):
+            return Observation.broken(scenario.id, proc)
         llm = server = None
         try:
-            if self._proc is None or self._proc.poll() is not None:
-                self._proc = None
-                raise ProtocolError("the adapter process is not running (it stopped earlier)")
             model = None
             if any(p.kind != "ask" for p in scenario.phases):
                 llm, server = self._serve(scenario, options)
                 model = {"base_url": server.base_url, "agent_header": AGENT_HEADER,
                          "session_header": self.session_header,
                          "stream": options.wire.stream}  # fmt: skip
-            self._send({"type": "run", "id": scenario.id, "scenario": _document(scenario),
-                        "model": model, "backstop": options.backstop})  # fmt: skip
-            reply = self._receive(options.backstop + self.grace, f"result for {scenario.id}")
-            if reply.get("id") != scenario.id:
+            proc.send({"type": "run", "id": scenario.id, "scenario": _document(scenario),
+                       "model": model, "backstop": options.backstop})  # fmt: skip
+            line = proc.receive(options.backstop + self.grace, f"result for {scenario.id}")
+            kind = line.get("type") if isinstance(line, dict) else None
+            label = f"{kind} for {scenario.id}" if kind in REPLIES else f"reply to {scenario.id}"
+            reply = check(line, label)
+            if reply["type"] == "error":  # it could not use the line, and carries on
+                why = f"adapter {self.name}: it could not run {scenario.id}: {reply['message']}"
+                return Observation.broken(scenario.id, why)
+            if reply["type"] not in REPLIES or reply["id"] != scenario.id:
                 raise ProtocolError(f"expected the result for {scenario.id}, got {_show(reply)}")
             if reply["type"] == "skip":
-                return Observation.empty(scenario.id, "skipped", str(reply.get("reason", "")))
-            if reply["type"] != "result" or not isinstance(reply.get("observation"), dict):
-                raise ProtocolError(f"expected a result line, got {_show(reply)}")
+                return Observation.empty(scenario.id, "skipped", reply["reason"])
             return observation(scenario, reply["observation"], llm)
         except ProtocolError as exc:
-            if "within" in str(exc):
-                self.close(graceful=False)  # silent past its backstop: no later run reaches it
-            why = f"adapter {self.name}: {exc}{self._tail()}"
-            return Observation.broken(scenario.id, why)
+            # Crashed, silent past its backstop, or out of step with the protocol: this
+            # process is not going to be right again, so the next scenario gets a new one.
+            self._proc = None
+            proc.stop(graceful=False)
+            self._stopped = f"stopped during {scenario.id}"
+            return Observation.broken(scenario.id, f"adapter {self.name}: {exc}{proc.tail()}")
         finally:
             if server is not None:
                 server.stop()
@@ -229,11 +191,98 @@ class JsonLinesAdapter:
         return llm, ServerThread(llm)
 
 
+class _Process:
+    """One adapter process and what it wrote: its stdout's lines (None once it ends) and its
+    stderr's last lines. Each process has its own, so a report about one never shows what
+    the process started after it wrote."""
+
+    def __init__(self, command: list[str], cwd: Path | None, env: dict[str, str] | None) -> None:
+        self.popen = subprocess.Popen(
+            command,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            bufsize=1,
+        )
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.stderr: deque[str] = deque(maxlen=12)
+        threading.Thread(target=self._pump, daemon=True).start()
+        self._drainer = threading.Thread(target=self._drain, daemon=True)
+        self._drainer.start()
+
+    def _pump(self) -> None:
+        assert self.popen.stdout is not None
+        for line in self.popen.stdout:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def _drain(self) -> None:
+        # Read continuously: a full stderr pipe would block the adapter mid-run.
+        assert self.popen.stderr is not None
+        for line in self.popen.stderr:
+            self.stderr.append(line.rstrip("\n"))
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def tail(self) -> str:
+        if not self.alive():  # it has ended: let what it wrote last be read first
+            self._drainer.join(1)
+        lines = list(self.stderr)
+        return f"; its stderr ends: {' | '.join(lines[-3:])}" if lines else ""
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.popen.stdin is not None
+        try:
+            self.popen.stdin.write(json.dumps(message, ensure_ascii=False) + "\n")
+            self.popen.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise ProtocolError(self.exited()) from None
+
+    def exited(self) -> str:
+        try:  # its output ended a moment before it did: give its status time to arrive
+            code = self.popen.wait(1)
+        except subprocess.TimeoutExpired:
+            return "the adapter process stopped reading its input"
+        return f"the adapter process exited (status {code})"
+
+    def receive(self, timeout: float, waiting_for: str) -> Any:
+        """The next line, parsed; what it holds is for `check` to judge."""
+        try:
+            line = self.lines.get(timeout=timeout)
+        except queue.Empty:
+            raise ProtocolError(f"no {waiting_for} within {timeout:g} s") from None
+        if line is None:
+            raise ProtocolError(f"{self.exited()} before its {waiting_for}")
+        try:
+            return json.loads(line)
+        except ValueError:
+            raise ProtocolError(f"not a JSON line: {line.strip()[:200]!r}") from None
+
+    def stop(self, *, graceful: bool) -> None:
+        """Say bye and let it exit (5 s at most), or, for a process that broke the protocol
+        or went silent, stop it at once: it is not going to listen."""
+        try:
+            if not graceful:
+                raise OSError("not graceful")
+            if self.popen.stdin is not None:
+                self.popen.stdin.write(json.dumps({"type": "bye"}) + "\n")
+                self.popen.stdin.close()
+            self.popen.wait(5)
+        except (OSError, subprocess.TimeoutExpired):
+            self.popen.kill()
+            self.popen.wait()
+
+
 def _routing(hello: dict[str, Any]) -> tuple[str | None, Delegation]:
-    """The session header and delegation dialect a hello declares (both optional)."""
+    """The session header and delegation dialect a checked hello declares (both optional):
+    the schema has checked their shapes, the dialect's parser checks its placeholders."""
     header = hello.get("session_header")
-    if header is not None and (not isinstance(header, str) or not header.strip()):
-        raise ProtocolError(f"hello.session_header must be a header name: {_show(hello)}")
     if "delegation" not in hello:
         return header, REFERENCE_DELEGATION
     try:

@@ -1,11 +1,23 @@
-"""What a JSON-lines adapter reported -> an Observation, checked field by field and rendered
-as the reference runtime's would be, so every runtime meets the same golden snapshots."""
+"""What a JSON-lines adapter sent: every line checked against scenarios/protocol.json (the
+protocol's normative schema), and its observation rendered as the reference runtime's would
+be, so every runtime meets the same golden snapshots.
+
+The schema decides what a line may hold; this module only turns a refusal into one line
+(which message, which field, what is wrong) and does what a schema cannot: read runtime ids
+back as the scenario's names and render the model-visible texts.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import json
 import re
+from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness._paths import protocol_path, schema_path
 from harness._routing import DELEGATION_TOOL
 
 if TYPE_CHECKING:
@@ -13,55 +25,168 @@ if TYPE_CHECKING:
     from harness.run import Observation
     from harness.scenario import Scenario
 
-OUTCOMES = ("completed", "error", "hang")
-
 
 class ProtocolError(Exception):
     """The adapter said something the protocol does not allow; the message says what."""
 
 
+# -- the schema ---------------------------------------------------------------------------
+def check(line: Any, label: str) -> dict[str, Any]:
+    """`line` (parsed JSON from an adapter) if the protocol allows it; otherwise a
+    ProtocolError naming `label` (which line it is), the field and the problem."""
+    errors = list(validator("from_adapter").iter_errors(line))
+    if errors:
+        raise ProtocolError(f"{label}: {_problem(errors)} ({_shown(protocol_path())})")
+    return dict(line)
+
+
+@functools.cache
+def validator(definition: str) -> Any:
+    """A compiled validator for one of the schema's $defs (`from_adapter`, `to_adapter`...),
+    built once per process: jsonschema is imported only by the process adapters."""
+    import jsonschema
+    import referencing
+    from referencing.jsonschema import DRAFT202012
+
+    schema = json.loads(protocol_path().read_text(encoding="utf-8"))
+
+    def retrieve(uri: str) -> referencing.Resource[Any]:
+        # `run.scenario` refers to schema.json beside it; only a check of sent lines reads it.
+        if not uri.endswith("/schema.json"):
+            raise LookupError(f"{uri}: protocol.json refers to no other document")
+        return DRAFT202012.create_resource(json.loads(schema_path().read_text("utf-8")))
+
+    root = {k: schema[k] for k in ("$schema", "$id", "$defs")}
+    registry: Any = referencing.Registry(retrieve=retrieve)  # type: ignore[call-arg]
+    return jsonschema.Draft202012Validator(
+        {**root, "$ref": f"#/$defs/{definition}"}, registry=registry
+    )
+
+
+_TYPES = {
+    "string": "a string", "integer": "an integer", "number": "a number", "boolean": "a boolean",
+    "array": "a list", "object": "an object", "null": "null",
+}  # fmt: skip
+
+
+def _problem(errors: list[Any]) -> str:
+    """The shallowest problem, with every field missing at the same place, and how many
+    more there are. jsonschema yields them in the schema's order, so this is stable."""
+    # One problem once: a line that is no object fails every branch's `type` alike.
+    unique = {(tuple(e.absolute_path), e.message): e for e in errors}
+    errors = sorted(unique.values(), key=lambda e: len(e.absolute_path))
+    first = errors[0]
+    where = _path(first.absolute_path)
+    if first.validator == "required":
+        at = first.absolute_path
+        same = [e for e in errors if e.validator == "required" and e.absolute_path == at]
+        missing = _unique(p for e in same for p in e.validator_value if p not in e.instance)
+        why = next((e.schema["$comment"] for e in same if "$comment" in e.schema), None)
+        what = f"missing {_names(missing)}" + (f" ({why})" if why else "")
+        rest = len(errors) - len(same)
+    else:
+        what, rest = _what(first), len(errors) - 1
+    shown = f"{where}: {what}" if where else what
+    return shown + (f"; and {rest} more problem{'s' if rest > 1 else ''}" if rest else "")
+
+
+def _what(error: Any) -> str:
+    keyword, value, schema = error.validator, error.validator_value, error.schema
+    if keyword == "additionalProperties":
+        known = schema.get("properties", {})
+        extra = [k for k in error.instance if k not in known]
+        return f"unknown field{'s' if len(extra) > 1 else ''} {_names(extra)}"
+    if "$comment" in schema:
+        expected = schema["$comment"]
+    elif keyword == "type":
+        expected = " or ".join(_TYPES[t] for t in ([value] if isinstance(value, str) else value))
+    elif keyword == "enum":
+        expected = "one of " + ", ".join(v if isinstance(v, str) else json.dumps(v) for v in value)
+    elif keyword == "const":
+        expected = json.dumps(value)
+    elif keyword == "minLength" and value == 1:
+        expected = "a non-empty string"
+    elif keyword in ("minimum", "exclusiveMinimum"):
+        expected = f"{'at least' if keyword == 'minimum' else 'more than'} {value}"
+    elif keyword == "pattern":
+        expected = f"a string matching {value}"
+    elif keyword == "uniqueItems":
+        expected = "no item twice"
+    else:  # a keyword this schema does not use yet: jsonschema's own words
+        return str(error.message)
+    return f"expected {expected}, got {_clip(json.dumps(error.instance, ensure_ascii=False))}"
+
+
+def _path(parts: Iterable[Any]) -> str:
+    """A JSON path as the protocol's text writes it: observation.direct[0].error.code."""
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif re.fullmatch(r"[A-Za-z_][\w-]*", part):
+            out += f".{part}" if out else part
+        else:
+            out += f"[{json.dumps(part, ensure_ascii=False)}]"
+    return out
+
+
+def _names(keys: Iterable[str]) -> str:
+    return ", ".join(f"'{k}'" for k in keys)
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def _clip(text: str, width: int = 80) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _shown(path: Path) -> str:
+    """Relative to the working directory when inside it (scenarios/protocol.json in a
+    checkout), else whole: relative to / it would read as relative to anywhere."""
+    cwd = Path.cwd()
+    with contextlib.suppress(ValueError):
+        return str(path.relative_to(cwd)) if cwd != Path(cwd.anchor) else str(path)
+    return str(path)
+
+
+# -- the observation ----------------------------------------------------------------------
 def observation(scenario: Scenario, data: dict[str, Any], llm: ScriptedLLM | None) -> Observation:
-    """Validate an adapter's observation and render it as the reference's would be."""
+    """An observation the schema has accepted (check), rendered as the reference's would be."""
     from harness.run import Observation
     from harness.run._observe import script_error_text
 
-    outcome = data.get("outcome")
-    if outcome not in OUTCOMES:
-        raise ProtocolError(f"observation.outcome must be one of {', '.join(OUTCOMES)}")
-    calls = data.get("answerer_calls", 0)
-    if not isinstance(calls, int) or isinstance(calls, bool) or calls < 0:
-        raise ProtocolError("observation.answerer_calls must be a count")
+    outcome = data["outcome"]
     # A runtime names agents by its own ids (a session UUID, say), and its delegation tool
     # by its own name; the fake knows both, so reports use the scenario's names.
     names = llm.conversations() if llm else {}
     tools = {llm.delegation.tool: DELEGATION_TOOL} if llm else {}
-    direct, tool_errors = _direct(_list(data, "direct"))
-    for i, entry in enumerate(_list(data, "tool_errors")):
-        error = _tool_error(entry, i)
-        agent, tool = error["agent"], error["tool"]
-        tool_errors.append(
-            {**error, "agent": names.get(agent, agent), "tool": tools.get(tool, tool)}
-        )
-    handoffs = []
-    for i, entry in enumerate(_list(data, "handoffs")):
-        handoff = _handoff(entry, i)
-        handoffs.append(
-            {**handoff, **{k: names.get(handoff[k], handoff[k]) for k in ("parent", "child")}}
-        )
+    direct, tool_errors = _direct(data["direct"])
+    tool_errors += [
+        {"agent": names.get(e["agent"], e["agent"]), "tool": tools.get(e["tool"], e["tool"]),
+         "code": e["code"], "name": e["name"], "is_error": True, "text": e["text"]}
+        for e in data["tool_errors"]
+    ]  # fmt: skip
+    handoffs = [
+        {"parent": names.get(h["parent"], h["parent"]), "child": names.get(h["child"], h["child"]),
+         "child_final": h["child_final"], "tool_result": h["tool_result"]}
+        for h in data["handoffs"]
+    ]  # fmt: skip
     script_errors = [script_error_text(e, scenario) for e in llm.errors] if llm else []
     if llm is not None and outcome == "completed":
         script_errors += [script_error_text(e, scenario) for e in llm.unconsumed()]
     return Observation(
         scenario_id=scenario.id,
-        outcome=str(outcome),
-        error=None if outcome == "completed" else _named(str(data.get("error") or outcome), names),
-        answerer_calls=calls,
+        outcome=outcome,
+        error=None if outcome == "completed" else _named(data["error"], names),
+        answerer_calls=int(data["answerer_calls"]),  # JSON Schema's integer admits 1.0
         tool_errors=tool_errors,
         handoffs=handoffs,
-        final=_renamed(_mapping(data, "final", (str, type(None))), names),
+        final=_renamed(data["final"], names),
         sessions={},
-        plan_mode=_renamed(_mapping(data, "plan_mode", (bool,)), names),
-        asked=[_asked(a, i, names) for i, a in enumerate(_list(data, "asked"))],
+        plan_mode=_renamed(data["plan_mode"], names),
+        asked=[_asked(a, names) for a in data["asked"]],
         direct=direct,
         requests=list(llm.requests) if llm else [],
         served=llm.served if llm else 0,
@@ -77,18 +202,10 @@ def _named(text: str, names: dict[str, str]) -> str:
     return text
 
 
-def _asked(entry: Any, i: int, names: dict[str, str]) -> dict[str, Any]:
+def _asked(entry: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
     from harness.runtime.questions import QUESTION_DEFAULTS
 
-    where = f"observation.asked[{i}]"
-    if not isinstance(entry, dict) or not isinstance(entry.get("questions"), list):
-        raise ProtocolError(f"{where} must be {{caller, questions: [...]}}")
-    caller = entry.get("caller")
-    if caller is not None and not isinstance(caller, str):
-        raise ProtocolError(f"{where}.caller must be a name or null")
-    for j, question in enumerate(entry["questions"]):
-        if not isinstance(question, dict) or not isinstance(question.get("id"), str):
-            raise ProtocolError(f"{where}.questions[{j}] must be a question with a string id")
+    caller = entry["caller"]
     # Left-out fields and fields at their defaults mean the same: compare them the same.
     questions = [
         {k: v for k, v in q.items() if k not in QUESTION_DEFAULTS or v != QUESTION_DEFAULTS[k]}
@@ -103,85 +220,20 @@ def _renamed(by_agent: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
     return {names.get(agent, agent): value for agent, value in by_agent.items()}
 
 
-def _list(data: dict[str, Any], key: str) -> list[Any]:
-    value = data.get(key, [])
-    if not isinstance(value, list):
-        raise ProtocolError(f"observation.{key} must be a list")
-    return value
-
-
-def _mapping(data: dict[str, Any], key: str, types: tuple[type, ...]) -> dict[str, Any]:
-    value = data.get(key, {})
-    if not isinstance(value, dict) or not all(isinstance(v, types) for v in value.values()):
-        raise ProtocolError(f"observation.{key} must map agent names to {types[0].__name__}")
-    return dict(value)
-
-
-def _text(entry: dict[str, Any], key: str, where: str) -> str:
-    value = entry.get(key)
-    if not isinstance(value, str):
-        raise ProtocolError(f"{where}.{key} must be a string")
-    return value
-
-
-def _direct(entries: list[Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _direct(entries: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Each direct ask as the reference records it, and its error as a tool error of `ask`."""
     from harness.runtime.questions import Answer, answers_text
 
     direct, errors = [], []
-    for i, entry in enumerate(entries):
-        where = f"observation.direct[{i}]"
-        if not isinstance(entry, dict):
-            raise ProtocolError(f"{where} must be an object")
-        caller = entry.get("caller")
-        if caller is not None and not isinstance(caller, str):
-            raise ProtocolError(f"{where}.caller must be a name or null")
-        error = entry.get("error")
-        if isinstance(error, dict):
-            name, code = (
-                _text(error, "name", where + ".error"),
-                _text(error, "code", where + ".error"),
-            )
-            text = f"Error: {_text(error, 'message', where + '.error')}"
+    for seq, entry in enumerate(entries, start=1):
+        caller, error = entry["caller"], entry["error"]
+        if error is not None:
+            name, code, text = error["name"], error["code"], f"Error: {error['message']}"
             errors.append({"agent": caller, "tool": "ask", "code": code, "name": name,
                            "is_error": True, "text": text})  # fmt: skip
-            direct.append({"seq": i + 1, "caller": caller, "text": text,
+            direct.append({"seq": seq, "caller": caller, "text": text,
                            "error": {"name": name, "code": code}})  # fmt: skip
             continue
-        answers = entry.get("answers")
-        if error is not None or not isinstance(answers, list):
-            raise ProtocolError(f"{where} needs answers (a list) or an error (an object)")
-        try:
-            parsed = [Answer(a["id"], tuple(a["selected"]), a.get("custom")) for a in answers]
-        except (TypeError, KeyError):
-            raise ProtocolError(f"{where}.answers: each is {{id, selected[, custom]}}") from None
-        direct.append({"seq": i + 1, "caller": caller, "text": answers_text(parsed), "error": None})
+        answers = [Answer(a["id"], tuple(a["selected"]), a.get("custom")) for a in entry["answers"]]
+        direct.append({"seq": seq, "caller": caller, "text": answers_text(answers), "error": None})
     return direct, errors
-
-
-def _tool_error(entry: Any, i: int) -> dict[str, Any]:
-    where = f"observation.tool_errors[{i}]"
-    if not isinstance(entry, dict):
-        raise ProtocolError(f"{where} must be an object")
-    return {
-        "agent": _text(entry, "agent", where),
-        "tool": _text(entry, "tool", where),
-        "code": _text(entry, "code", where),
-        "name": _text(entry, "name", where),
-        "is_error": True,
-        "text": _text(entry, "text", where),
-    }
-
-
-def _handoff(entry: Any, i: int) -> dict[str, Any]:
-    where = f"observation.handoffs[{i}]"
-    if not isinstance(entry, dict):
-        raise ProtocolError(f"{where} must be an object")
-    final = entry.get("child_final")
-    if final is not None and not isinstance(final, str):
-        raise ProtocolError(f"{where}.child_final must be a string or null")
-    return {
-        "parent": _text(entry, "parent", where),
-        "child": _text(entry, "child", where),
-        "child_final": final,
-        "tool_result": _text(entry, "tool_result", where),
-    }
