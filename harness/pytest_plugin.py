@@ -5,6 +5,12 @@ other languages can diff against the same bytes.
 A test that uses it must be parametrised with `scenario_id`: that id, not the test's name,
 names the file, so any test pinning the same scenario pins the same file.
 
+The plugin touches only the goldens of the scenarios this session's tests use: syrupy sees
+(and so may report as unused) just those of the tests that set the fixture up and were not
+skipped, and none while updating, so neither `--snapshot-update` nor a run that pins a few
+scenarios of a vendored `snapshots/` deletes any golden. A golden belongs to its scenario,
+not to a test; it goes away with `git rm`, never as a side effect of a test run.
+
 Two guards keep the golden files honest: under `CI` (true or 1) `--snapshot-update` is
 switched off before syrupy starts, so CI only ever compares; and `--harness-observed DIR`
 keeps a copy of every compared text outside the golden directory, one per test, which is
@@ -14,13 +20,14 @@ what the determinism check (`python -m tests.determinism`) diffs across runs.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 from syrupy.assertion import SnapshotAssertion
+from syrupy.data import SnapshotCollections
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from syrupy.location import PyTestLocation
 
@@ -36,6 +43,10 @@ _UPDATE_REFUSED = pytest.StashKey[bool]()
 _OBSERVED_DIR = pytest.StashKey["Path | None"]()
 _SNAPSHOT_DIR = pytest.StashKey[Path]()
 _OUTER_ROOT = pytest.StashKey[Path]()
+# Node id -> scenario id of each test that set up `scenario_snapshot` in this process, and the
+# node ids reported skipped (xfail included): what syrupy may see (see `in_play`).
+_SET_UP = pytest.StashKey[dict[str, str]]()
+_SKIPPED = pytest.StashKey[set[str]]()
 
 
 class ScenarioSnapshotExtension(SingleFileSnapshotExtension):
@@ -51,7 +62,13 @@ class ScenarioSnapshotExtension(SingleFileSnapshotExtension):
                 f"{test_location.nodeid}: scenario_snapshot needs the test parametrised with "
                 "'scenario_id'; the scenario id names the snapshot file"
             )
-        return str(callspec.params["scenario_id"])
+        name = str(callspec.params["scenario_id"])
+        if not is_file_name(name):
+            raise pytest.UsageError(
+                f"{test_location.nodeid}: scenario_id {name!r} is not a file name; the "
+                "snapshot file must lie directly in the snapshot directory"
+            )
+        return name
 
     @classmethod
     def dirname(cls, *, test_location: PyTestLocation) -> str:
@@ -65,10 +82,39 @@ class ScenarioSnapshotExtension(SingleFileSnapshotExtension):
     def matches_test_location(
         cls, *, test_location: PyTestLocation, snapshot_location: str
     ) -> bool:
+        # An xdist controller asks about items rebuilt from the workers' reports, which carry
+        # no parameters: those relate to no golden, rather than stopping the session.
+        callspec = getattr(test_location.item, "callspec", None)
+        if callspec is None or "scenario_id" not in callspec.params:
+            return False
         location = Path(snapshot_location)
         return location.parent == cls.snapshot_root and location.stem == cls.get_snapshot_name(
             test_location=test_location
         )
+
+    def discover_snapshots(
+        self, *, test_location: PyTestLocation, ignore_extensions: list[str] | None = None
+    ) -> SnapshotCollections:
+        """Only the goldens `in_play`, never the directory's other files.
+
+        syrupy counts every discovered file no test compared as unused: it fails a plain run
+        over it and deletes it under `--snapshot-update`. Walking the directory would hand
+        it every golden a vendored copy holds, and those of tests skipped or never reached.
+        """
+        discovered = SnapshotCollections()
+        config = getattr(test_location.item, "config", None)
+        if config is None or getattr(config.option, "update_snapshots", False):
+            return discovered  # syrupy deletes what it sees unused while updating: show none
+        for scenario_id in sorted(filter(is_file_name, in_play(config))):
+            location = Path(self.snapshot_root) / f"{scenario_id}.json"
+            if location.is_file():
+                discovered.add(self.read_snapshot_collection(snapshot_location=str(location)))
+        return discovered
+
+    def delete_snapshots(self, *, snapshot_location: str, snapshot_names: set[str]) -> None:
+        # Not reached while discovery holds; a second guard should a later syrupy delete
+        # through the extension on other grounds.
+        return None
 
     def serialize(self, data: Any, **kwargs: Any) -> str:
         from harness.run import snapshot_text
@@ -108,6 +154,24 @@ class ObservedSnapshotAssertion(SnapshotAssertion):
             path.write_text(data, encoding=ScenarioSnapshotExtension.get_write_encoding())
 
 
+def is_file_name(name: str) -> bool:
+    """Whether `<name>.json` lies directly in the snapshot directory."""
+    return name not in ("", ".", "..") and Path(name).name == name
+
+
+def in_play(config: pytest.Config) -> set[str]:
+    """The scenario ids whose goldens syrupy may judge in a plain run: those of the tests
+    that set `scenario_snapshot` up in this process and were not skipped. Such a golden that
+    no test compared is reported as unused, and fails the run: a test that stopped comparing.
+
+    Per process: under xdist each worker judges what it ran, and the controller, which runs
+    nothing, merges what the workers found, so a golden compared on any worker is used.
+    """
+    skipped = config.stash.get(_SKIPPED, set())
+    set_up = config.stash.get(_SET_UP, {})
+    return {sid for nodeid, sid in set_up.items() if nodeid not in skipped}
+
+
 def observed_name(nodeid: str) -> str:
     """A test node id as a file name: every run of other characters becomes one `_`."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", nodeid).strip("_")
@@ -144,11 +208,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # Files are named by scenario id, not by test, on purpose (one file per scenario, shared
+    # by every test pinning it); syrupy warns about that on every write, in any repository.
+    config.addinivalue_line("filterwarnings", r"ignore:\s*Can not relate snapshot name:UserWarning")
     option = config.getoption("--harness-snapshots")
     root = (Path(option) if option else config.rootpath / "snapshots").resolve()
     config.stash[_OUTER_ROOT] = ScenarioSnapshotExtension.snapshot_root
     ScenarioSnapshotExtension.snapshot_root = root
     config.stash[_SNAPSHOT_DIR] = root
+    config.stash[_SET_UP] = {}
+    config.stash[_SKIPPED] = set()
 
     observed: str | None = config.getoption("--harness-observed")
     observed_dir = Path(observed).resolve() if observed else None
@@ -176,6 +245,17 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     # outer session's remaining tests must go on reading their own snapshot directory.
     if _OUTER_ROOT in config.stash:
         ScenarioSnapshotExtension.snapshot_root = config.stash[_OUTER_ROOT]
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    # Outermost, so an xfail already reads as skipped: a skipped test's golden is not unused.
+    report = yield
+    if report.skipped and _SKIPPED in item.config.stash:
+        item.config.stash[_SKIPPED].add(item.nodeid)
+    return report
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -252,6 +332,15 @@ def harness_snapshot_dir(request: pytest.FixtureRequest) -> Path:
 def scenario_snapshot(
     snapshot: SnapshotAssertion, request: pytest.FixtureRequest
 ) -> SnapshotAssertion:
+    """Compares against `<snapshot dir>/<scenario_id>.json`.
+
+    A test comparing only under some condition should request it then, with
+    `request.getfixturevalue("scenario_snapshot")`: a test that sets it up and compares
+    nothing fails the run with its golden reported as unused.
+    """
+    callspec = getattr(request.node, "callspec", None)
+    if callspec is not None and "scenario_id" in callspec.params:
+        request.config.stash[_SET_UP][request.node.nodeid] = str(callspec.params["scenario_id"])
     return ObservedSnapshotAssertion(
         session=snapshot.session,
         extension_class=ScenarioSnapshotExtension,

@@ -31,6 +31,7 @@ SLOW_MODULES = frozenset({
 # ids past tests/).
 SLOW_TESTS = frozenset({
     "test_goldens.py::test_every_gating_run_fails_without_a_golden[other-adapter]",
+    "test_plugin.py::test_under_xdist_the_workers_and_the_controller_leave_the_others_alone",
     *(f"test_schema.py::test_the_deciding_validator_agrees_with_the_explaining_one[{s}]"
       for s in ("child-aborted-call", "service-zero-depth-live-child",
                 "parallel-children-refused")),
