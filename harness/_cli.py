@@ -210,20 +210,21 @@ def _main(args: argparse.Namespace) -> int:
 
 
 def _repro(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
-    from harness.run import judge, observe_scenario
+    from harness.run import effective_guard, judge, observe_scenario
     from harness.run._repro import transcript
 
     by_id = {s.id: s for s in scenarios}
     if args.scenario_id not in by_id:
         return _usage(f"unknown scenario id: {args.scenario_id}; 'harness list' shows the ids")
     scenario = by_id[args.scenario_id]
-    result = judge(scenario, observe_scenario(scenario, guard=args.guard))
+    guard = effective_guard(scenario, args.guard)  # as `harness run` would run it
+    result = judge(scenario, observe_scenario(scenario, guard=guard))
     if args.mermaid:
         from harness.run._sequence import sequence
 
         lines = ["```mermaid", *sequence(result.observation), "```"]
     else:
-        lines = transcript(result.observation, args.guard or scenario.guard, result.mismatches)
+        lines = transcript(result.observation, guard, result.mismatches)
     print("\n".join(lines))
     # The exit code `harness run` would give this one scenario (without golden snapshots).
     if result.status == "pass":

@@ -196,6 +196,9 @@ def test_a_scenarios_own_guard_wins_and_a_variant_applies_to_the_others(
     # scenario's own guard none still decides.
     assert main(["run", "--guard", "tool-only", "hang-before-the-fix"]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "1 passed, 0 failed"
+    # And repro shows what run judges.
+    assert main(["repro", "hang-before-the-fix", "--guard", "tool-only"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "verdict: pass"
 
 
 def test_the_decision_named_explicitly_is_no_variant_for_another_adapter(

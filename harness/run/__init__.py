@@ -7,6 +7,7 @@ from harness.run._observe import Observation, portable, snapshot_text
 from harness.run._runner import (
     FROZEN_AT,
     batch,
+    effective_guard,
     observe_scenario,
     run_scenario,
     run_scenarios,
@@ -21,6 +22,7 @@ __all__ = [
     "Wire",
     "batch",
     "differences",
+    "effective_guard",
     "json_equal",
     "judge",
     "observe_scenario",
