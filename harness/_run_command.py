@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness._exit import EXIT_FAILED, EXIT_HANG, EXIT_OK, _usage
+from harness._exit import EXIT_FAILED, EXIT_HANG, EXIT_OK, EXIT_USAGE, _usage
 
 if TYPE_CHECKING:
     from harness._results import Ran
@@ -54,15 +54,13 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
+    from harness._report_command import made
     from harness._run_plan import plan
 
     if args.junit is not None and not args.junit.parent.is_dir():
         return _usage(f"--junit {args.junit}: no such directory {args.junit.parent}")
-    if args.html is not None:
-        try:
-            args.html.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            return _usage(f"--html {args.html}: cannot create it ({exc.strerror or exc})")
+    if args.html is not None and not made("--html", args.html):
+        return EXIT_USAGE
     planned = plan(args, scenarios)
     if isinstance(planned, int):
         return planned
@@ -74,6 +72,7 @@ def run(args: argparse.Namespace, scenarios: list[Scenario]) -> int:
 
 def _report(args: argparse.Namespace, planned: Plan) -> int:
     from harness._progress import Progress
+    from harness._report_command import write_page
     from harness.adapters import runtime_of
     from harness.run import summary
 
@@ -149,13 +148,7 @@ def _report(args: argparse.Namespace, planned: Plan) -> int:
         print(line + (f" ({'; '.join(notes)})" if notes else ""))
     _for_ci(args, ran, strays, adapter.name, runtime)
     if args.html is not None:  # the same results as a page: a CI job runs its shard once
-        from harness._report_html import page
-        from harness.scenario import clauses
-
-        html = page(ran, adapter=adapter.name, runtime=runtime, clauses=clauses(),
-                    golden=planned.golden, reference=bool(getattr(adapter, "reference", False)),
-                    mutants=None)  # fmt: skip
-        (args.html / "report.html").write_text(html, encoding="utf-8")
+        write_page(args.html, ran, planned, None)
     unexpected = [r.result for r in ran if not r.acceptable]
     if any(r.observation.outcome == "hang" for r in unexpected):
         return EXIT_HANG
