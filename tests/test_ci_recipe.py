@@ -1,5 +1,6 @@
-"""The README's GitHub Actions recipe parses as YAML, and every `harness` command in it is
-one the CLI accepts, with those flags."""
+"""The README's examples work as shown: the GitHub Actions recipe parses as YAML and every
+`harness` command in it is one the CLI accepts, with those flags; the annotated scenario
+of "Reading a scenario" loads and passes."""
 
 from __future__ import annotations
 
@@ -51,3 +52,17 @@ def test_each_job_runs_its_scenarios_once() -> None:
     assert args.adapter == "jsonl:node adapter.mjs"
     uploaded = [s for s in recipe()["jobs"]["scenarios"]["steps"] if "upload" in str(s)]
     assert "report-${{ matrix.shard }}/report.html" in uploaded[0]["with"]["path"]
+
+
+def test_the_readmes_annotated_scenario_is_one_that_passes(tmp_path: Path) -> None:
+    # "Reading a scenario" shows a whole file; it must load and pass as shown.
+    from harness.run import run_scenario
+    from harness.scenario import load_scenario
+
+    section = README.split("## Reading a scenario", 1)[1]
+    block = re.search(r"```yaml\n(id: (\S+).*?)```", section, re.S)
+    assert block is not None, "the annotated scenario is gone"
+    path = tmp_path / f"{block[2]}.yaml"
+    path.write_text(block[1], "utf-8")
+    result = run_scenario(load_scenario(path))
+    assert result.status == "pass", result.mismatches

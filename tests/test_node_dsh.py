@@ -128,3 +128,35 @@ def test_a_missing_build_is_refused_in_one_line(monkeypatch: pytest.MonkeyPatch)
         "adapter node-dsh: NODE_DSH_USER_QUESTIONS=no/such/build/index.js is not a file; name "
         "the built plugin entry of another user-questions build (e.g. .../lib/index.js)"
     )
+
+
+def test_the_install_reads_and_writes_nothing_in_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # npm and pnpm default to ~/.npmrc and ~/.npm (cache and logs): every install step must
+    # be pointed inside the adapter's own folder instead. Each step is recorded, not run.
+    from harness.adapters import _node_dsh
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    steps: list[tuple[list[str], dict[str, str]]] = []
+    monkeypatch.setattr(
+        _node_dsh,
+        "_install",
+        lambda where, what, command, lock, env=None: steps.append(
+            (command, env if env is not None else dict(os.environ))
+        ),
+    )
+    monkeypatch.setattr(_node_dsh, "_node22", lambda toolchain, node: "/opt/node22/bin/node")
+    adapter = _node_dsh.node_dsh()
+    assert adapter._prepare is not None
+    adapter._prepare()
+    root = _node_dsh.adapter_dir(None)
+    # npm ci here, npm ci in toolchain/, pnpm install in dsh/.
+    assert [next(w for w in c if w in ("ci", "install")) for c, _ in steps] == [
+        "ci", "ci", "install"
+    ]  # fmt: skip
+    for _, env in steps:
+        for name in ("npm_config_cache", "npm_config_userconfig"):
+            assert Path(env[name]).is_relative_to(root), (name, env[name])
+    assert not home.exists()

@@ -89,8 +89,9 @@ def test_fields_left_out_together_are_named_together() -> None:
 @pytest.mark.parametrize(
     ("observation", "problem"),
     [
-        # JSON types are exact: true is not 1, "1" is not 1.
+        # JSON types are exact: true is not 1, "1" is not 1, 1.0 is not 1.
         ({"answerer_calls": True}, "observation.answerer_calls: expected an integer, got true"),
+        ({"answerer_calls": 1.0}, "observation.answerer_calls: expected an integer, got 1.0"),
         ({"answerer_calls": "1"}, 'observation.answerer_calls: expected an integer, got "1"'),
         ({"answerer_calls": 1.5}, "observation.answerer_calls: expected an integer, got 1.5"),
         ({"answerer_calls": -1}, "observation.answerer_calls: expected at least 0, got -1"),

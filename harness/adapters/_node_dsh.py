@@ -68,6 +68,10 @@ def node_dsh(scenarios: Path | None = None) -> JsonLinesAdapter:
         # The adapter runs in its own directory: a relative path must not change meaning.
         environment[USER_QUESTIONS_ENV] = str(Path(alternative).resolve())
 
+    # npm and pnpm read the user's ~/.npmrc and keep their cache and logs in ~/.npm unless
+    # told otherwise: nothing of the user's home is read or written for this install.
+    home_free = {**os.environ, **npm_settings(root)}
+
     def install() -> None:
         # One install at a time: xdist workers and parallel runs all open this adapter.
         with open(root / ".install.lock", "w") as lock:
@@ -75,7 +79,8 @@ def node_dsh(scenarios: Path | None = None) -> JsonLinesAdapter:
             install_each()
 
     def install_each() -> None:
-        _install(root, "npm ci", [npm, "ci", "--no-audit", "--no-fund"], root / "package-lock.json")
+        _install(root, "npm ci", [npm, "ci", "--no-audit", "--no-fund"],
+                 root / "package-lock.json", env=home_free)  # fmt: skip
         environment.pop("NODE_DSH_NODE", None)  # only what this install found is trusted
         toolchain = root / "toolchain"
         _install(
@@ -83,6 +88,7 @@ def node_dsh(scenarios: Path | None = None) -> JsonLinesAdapter:
             "npm ci in toolchain/",
             [npm, "ci", "--no-audit", "--no-fund"],
             toolchain / "package-lock.json",
+            env=home_free,
         )
         node22 = _node22(toolchain, node)
         if node22 is None:
@@ -100,7 +106,7 @@ def node_dsh(scenarios: Path | None = None) -> JsonLinesAdapter:
             [node22, str(pnpm), "install", "--frozen-lockfile", "--reporter=append-only",
              f"--store-dir={store['store']}", f"--config.cache-dir={store['cache']}"],
             root / "dsh" / "pnpm-lock.yaml",
-            env={**os.environ, "PATH": os.pathsep.join([str(Path(node22).parent),
+            env={**home_free, "PATH": os.pathsep.join([str(Path(node22).parent),
                  os.environ.get("PATH", "")]), "XDG_STATE_HOME": store["state"]},
         )  # fmt: skip
         environment["NODE_DSH_NODE"] = node22
@@ -113,6 +119,15 @@ def node_dsh(scenarios: Path | None = None) -> JsonLinesAdapter:
         prepare=install,
         env=environment,
     )
+
+
+def npm_settings(root: Path) -> dict[str, str]:
+    """npm's (and pnpm's) cache, logs and user configuration, inside the adapter's folder."""
+    return {
+        "npm_config_cache": str(root / ".npm-cache"),
+        "npm_config_userconfig": str(root / ".npmrc-user"),  # none: nothing is configured
+        "npm_config_update_notifier": "false",
+    }
 
 
 def _install(

@@ -58,9 +58,17 @@ def validator(definition: str) -> Any:
 
     root = {k: schema[k] for k in ("$schema", "$id", "$defs")}
     registry: Any = referencing.Registry(retrieve=retrieve)  # type: ignore[call-arg]
-    return jsonschema.Draft202012Validator(
-        {**root, "$ref": f"#/$defs/{definition}"}, registry=registry
+    # JSON Schema's `integer` admits 1.0; the harness compares JSON as JSON (1.0 is not 1),
+    # so an adapter writes its counts as integers.
+    base = jsonschema.Draft202012Validator
+    exact = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
+        base, type_checker=base.TYPE_CHECKER.redefine("integer", _integer)
     )
+    return exact({**root, "$ref": f"#/$defs/{definition}"}, registry=registry)
+
+
+def _integer(checker: Any, instance: Any) -> bool:
+    return isinstance(instance, int) and not isinstance(instance, bool)
 
 
 _TYPES = {
@@ -180,7 +188,7 @@ def observation(scenario: Scenario, data: dict[str, Any], llm: ScriptedLLM | Non
         scenario_id=scenario.id,
         outcome=outcome,
         error=None if outcome == "completed" else _named(data["error"], names),
-        answerer_calls=int(data["answerer_calls"]),  # JSON Schema's integer admits 1.0
+        answerer_calls=data["answerer_calls"],
         tool_errors=tool_errors,
         handoffs=handoffs,
         final=_renamed(data["final"], names),
