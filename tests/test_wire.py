@@ -147,7 +147,38 @@ def test_a_last_line_without_its_line_end_is_read() -> None:
 )  # fmt: skip
 def test_a_broken_stream_is_a_chat_error_naming_what_broke(events: list[str], why: str) -> None:
     reply, _ = exchange(lambda r: sse(events), stream=True, base="http://fake.invalid/v1")
-    assert isinstance(reply, ChatError) and why in str(reply)
+    assert isinstance(reply, ChatError)
+    url = "http://fake.invalid/v1/chat/completions"
+    assert str(reply) == f"malformed chat completion from {url}: ValueError({why!r})"
+
+
+def test_a_stream_cut_off_inside_its_last_data_line_has_no_done() -> None:
+    # Its last line has no line end and is no [DONE]: taken as data, and still no [DONE].
+    raw = b'data: {"choices":[{"delta":{"content":"hi"}}]}\n\ndata: {"choices":[]}'
+    answer = httpx.Response(200, headers={"content-type": "text/event-stream"}, content=raw)
+    reply, _ = exchange(lambda r: answer, stream=True, base="http://fake.invalid/v1")
+    assert isinstance(reply, ChatError) and "stream ended without data: [DONE]" in str(reply)
+
+
+def test_a_reply_whose_content_is_no_string_is_a_chat_error_saying_so() -> None:
+    message = {"role": "assistant", "content": 5}
+    answer = httpx.Response(200, json={"choices": [{"message": message}]})
+    reply, _ = exchange(lambda r: answer, stream=False, base="http://fake.invalid/v1")
+    assert str(reply) == (
+        "malformed chat completion from http://fake.invalid/v1/chat/completions: "
+        "TypeError('message content is int, not a string')"
+    )
+
+
+def test_a_request_that_cannot_be_sent_is_a_chat_error_naming_the_endpoint() -> None:
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("connection refused", request=request)
+
+    for stream in (False, True):
+        reply, _ = exchange(refuse, stream=stream, base="http://fake.invalid/v1")
+        assert str(reply) == (
+            "request to http://fake.invalid/v1/chat/completions failed: connection refused"
+        )
 
 
 @pytest.mark.parametrize("split", [None, 5])
