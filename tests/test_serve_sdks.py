@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.adapters._node_dsh import npm_settings
 from harness.runtime.questions import DELEGATED_CALLER, MESSAGES
 
 CLIENT = Path(__file__).parent / "fixtures" / "openai-node"
@@ -31,9 +33,11 @@ def node_sdk() -> Path:
     with (CLIENT / "package-lock.json").open() as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (CLIENT / "node_modules" / "openai" / "package.json").is_file():
+            # npm's cache, logs and user configuration kept out of $HOME, as for node-dsh.
             done = subprocess.run(
                 ["npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts"],
                 cwd=CLIENT, capture_output=True, text=True, timeout=300,
+                env={**os.environ, **npm_settings(CLIENT)},
             )  # fmt: skip
             assert done.returncode == 0, f"npm ci in {CLIENT} failed:\n{done.stderr[-2000:]}"
     return CLIENT
