@@ -25,13 +25,12 @@ SCENARIOS = {s.id: s for s in load_all()}
 SLOW_MODULES = frozenset({
     "test_adapters", "test_benchmarks", "test_deep", "test_determinism", "test_fuzz",
     "test_hygiene", "test_node_dsh", "test_offline", "test_report", "test_serve",
-    "test_serve_load", "test_serve_sdks", "test_wheel",
+    "test_serve_load", "test_serve_sdks", "test_wheel", "test_plugin",
 })  # fmt: skip
 # Single tests of otherwise in-process modules that start a process or run for seconds (node
 # ids past tests/).
 SLOW_TESTS = frozenset({
     "test_goldens.py::test_every_gating_run_fails_without_a_golden[other-adapter]",
-    "test_plugin.py::test_under_xdist_the_workers_and_the_controller_leave_the_others_alone",
     *(f"test_schema.py::test_the_deciding_validator_agrees_with_the_explaining_one[{s}]"
       for s in ("child-aborted-call", "service-zero-depth-live-child",
                 "parallel-children-refused")),
