@@ -211,14 +211,17 @@ def _named(text: str, names: dict[str, str]) -> str:
 
 
 def _asked(entry: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
+    from harness.run import json_equal
     from harness.runtime.questions import QUESTION_DEFAULTS
 
     caller = entry["caller"]
-    # Left-out fields and fields at their defaults mean the same: compare them the same.
+    # Left-out fields and fields at their defaults mean the same: compare them the same
+    # (as JSON: an open field holding 0 is not multi_select's false).
     questions = [
-        {k: v for k, v in q.items() if k not in QUESTION_DEFAULTS or v != QUESTION_DEFAULTS[k]}
+        {k: v for k, v in q.items()
+         if k not in QUESTION_DEFAULTS or not json_equal(v, QUESTION_DEFAULTS[k])}
         for q in entry["questions"]
-    ]
+    ]  # fmt: skip
     return {"caller": names.get(caller, caller) if caller else caller, "questions": questions}
 
 
