@@ -36,8 +36,8 @@ from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
 
 from benchmarks._measure import Bench
+from harness.contract import AGENT_HEADER
 from harness.fake import BASE_URL, ScriptedLLM
-from harness.runtime.llm import AGENT_HEADER
 from harness.runtime.loop import CHILD_PROMPT, ROOT_PROMPT
 from harness.runtime.questions import DELEGATED_CALLER, MESSAGES
 from harness.scenario import Scenario

@@ -15,9 +15,11 @@ import respx
 
 from benchmarks._measure import Bench, Stats, now, profile_calls, ratio, sample_blocks
 from benchmarks._report import Check, Section, num, profile_lines, times
+from harness.adapters.reference.batch import batch
+from harness.adapters.reference.phases import observe_scenario
+from harness.contract import AGENT_HEADER
 from harness.fake import BASE_URL, ScriptedLLM
-from harness.run import Wire, batch, observe_scenario, run_scenario
-from harness.runtime.llm import AGENT_HEADER
+from harness.run import Wire, run_scenario
 from harness.scenario import Scenario, load_scenario, scenario_paths
 
 SCENARIO = "zero-depth-live-child"

@@ -11,8 +11,10 @@ from typing import Any
 from benchmarks._measure import Stats, now
 from benchmarks._report import Check, Section, num
 from benchmarks.figures_delegation import scenario
-from harness.answerers import Tripwire, Unreachable
-from harness.run import batch, run_scenario
+from harness.adapters.reference import ReferenceAdapter
+from harness.adapters.reference.answerers import Tripwire, Unreachable
+from harness.adapters.reference.batch import batch
+from harness.run import run_scenario
 from harness.runtime.questions import Answer, AskUserQuestionRequest
 from harness.scenario import Scenario
 
@@ -67,7 +69,9 @@ def timeout_detector(sc: Scenario, timeout: float, runs: int) -> tuple[Stats, St
         for _ in range(runs):
             REACHED.clear()
             start = now()
-            result = run_scenario(sc, guard="none", backstop=timeout, detector=False)
+            result = run_scenario(
+                sc, guard="none", backstop=timeout, adapter=ReferenceAdapter(detector=False)
+            )
             end = now()
             if not (result.observation.error or "").startswith("backstop:"):
                 raise AssertionError(f"{sc.id}: expected the backstop, got {result.observation}")

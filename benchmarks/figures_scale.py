@@ -34,7 +34,8 @@ QUICK_SHAPES = {"binary": (2, (1,))}
 
 
 def tree_worker(fanout: int, depth: int) -> dict[str, Any]:
-    from harness.run import batch, run_scenario
+    from harness.adapters.reference.batch import batch
+    from harness.run import run_scenario
 
     scenario = tree(fanout, depth)
     with batch():
@@ -58,7 +59,8 @@ def memory_worker(fanout: int, depth: int) -> dict[str, Any]:
     line that led to it (tracemalloc, 6 frames)."""
     import tracemalloc
 
-    from harness.run import batch, run_scenario
+    from harness.adapters.reference.batch import batch
+    from harness.run import run_scenario
 
     scenario = tree(fanout, depth)
     with batch():
@@ -220,7 +222,7 @@ def trees(*, quick: bool, repeats: int) -> Section:
         *[f"| `{where}` | {num(mb)} |" for where, mb in memory["sites"]],
         "",
         "Legend: sites via `harness/runtime/sessions.py` are the durable logs (the JSONL "
-        "text the store keeps); via `harness/runtime/llm.py` and `harness/fake.py`, the "
+        "text the store keeps); via `harness/runtime/llm.py` and `harness/fake/`, the "
         "last 64 requests an observation keeps in full, what routing remembers per agent "
         "and each finished agent's served history (compressed). The model prefix is summed "
         "up as requests arrive and holds each distinct prompt and tool list once.",

@@ -20,7 +20,7 @@ what the determinism check (`python -m tests.determinism`) diffs across runs.
 from __future__ import annotations
 
 import re
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,10 +31,11 @@ from syrupy.data import SnapshotCollections
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from syrupy.location import PyTestLocation
 
-from harness._ci import ci_refuses_updates
-
 if TYPE_CHECKING:
     from harness.adapters import Adapter, Expectations
+    from harness.contract import Wire
+    from harness.run import Ran
+    from harness.scenario import Scenario
 
 CI_REFUSAL = (
     "harness: CI is set, so --snapshot-update is ignored: snapshots are compared, never written"
@@ -230,10 +231,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
     # pytest_configure runs before any pytest_sessionstart, where syrupy reads these options;
     # every xdist worker sees the same environment and switches them off for itself too.
-    refused = ci_refuses_updates() and any(
+    updating = any(
         getattr(config.option, name, False)
         for name in ("update_snapshots", "update_new_snapshots_only")
     )
+    refused = False
+    if updating:  # asked only then: a plain session need not import the run package
+        from harness.run._ci import ci_refuses_updates
+
+        refused = ci_refuses_updates()
     if refused:
         config.option.update_snapshots = False
         config.option.update_new_snapshots_only = False
@@ -278,10 +284,10 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 
 @pytest.fixture
 def harness_guard(request: pytest.FixtureRequest) -> str | None:
-    """The `--guard` variant, or None for each scenario's own (normally the decision)."""
+    """The guard `--guard` names, or None for each scenario's own (normally the decision)."""
     name: str | None = request.config.getoption("--guard")
     if name is not None:
-        from harness.guards import guard_named
+        from harness.adapters.reference.guards import guard_named
 
         try:
             guard_named(name)
@@ -320,6 +326,25 @@ def harness_expectations(harness_adapter: Adapter) -> Expectations:
         return Expectations.load(path, {p.stem for p in scenario_paths()})
     except ExpectationsError as exc:
         raise pytest.UsageError("\n".join(exc.problems)) from None
+
+
+@pytest.fixture
+def harness_run(
+    harness_adapter: Adapter, harness_expectations: Expectations, harness_guard: str | None
+) -> Callable[..., Ran]:
+    """`harness_run(scenario, wire=None)`: one scenario on this session's runtime under
+    `--guard`, through the run loop `harness run` uses (harness.run.run_loop): judged
+    against its expectations and labelled by the adapter's known failures. Its golden is
+    left to `scenario_snapshot`, which syrupy compares."""
+    from harness.contract import RunOptions, Wire
+    from harness.run import run_loop
+
+    def run(scenario: Scenario, wire: Wire | None = None) -> Ran:
+        options = RunOptions(guard=harness_guard, wire=Wire() if wire is None else wire)
+        (ran,) = run_loop([scenario], harness_adapter, options, expectations=harness_expectations)
+        return ran
+
+    return run
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import contextlib
 import subprocess
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +10,8 @@ import pytest
 
 from harness.run import Wire
 from harness.scenario import Scenario, load_all
+from tests.serving import Served
+from tests.serving import serve_process as start_serving
 
 # Suite-wide guarantees, each its own plugin: no socket off loopback, shuffled order on
 # demand.
@@ -117,3 +119,16 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 @pytest.fixture
 def scenario(scenario_id: str) -> Scenario:
     return SCENARIOS[scenario_id]
+
+
+@pytest.fixture
+def serve_process(tmp_path: Path) -> Callable[..., contextlib.AbstractContextManager[Served]]:
+    """`serve_process(SCENARIO_ID, *OPTIONS, scenarios=DIR)`: `harness serve` as a process,
+    as a context manager yielding its Served (url, stderr(), wait()); stderr kept in tmp_path."""
+
+    def serve(
+        scenario_id: str, *options: str, scenarios: Path | None = None
+    ) -> contextlib.AbstractContextManager[Served]:
+        return start_serving(scenario_id, *options, log_dir=tmp_path, scenarios=scenarios)
+
+    return serve

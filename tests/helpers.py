@@ -1,4 +1,6 @@
-"""Assemble the reference runtime over a ScriptedLLM without a scenario file."""
+"""Assemble the reference runtime over a ScriptedLLM without a scenario file: `assemble`
+is the one way a test builds a Runtime by hand (the reference adapter's world builds the
+scenarios' own)."""
 
 from __future__ import annotations
 
@@ -10,13 +12,35 @@ from pathlib import Path
 
 import httpx
 
-from harness.answerers import Tripwire
+from harness.adapters.reference.answerers import Tripwire
+from harness.contract import AGENT_HEADER
 from harness.fake import BASE_URL, ScriptedLLM, Turn
 from harness.runtime.core import Runtime
 from harness.runtime.llm import ChatClient
-from harness.runtime.questions import UserQuestionService
+from harness.runtime.questions import Answerer, UserQuestionService
 from harness.runtime.registry import AgentRegistry
 from harness.runtime.sessions import SessionStore
+
+
+def assemble(
+    http: httpx.AsyncClient,
+    store: SessionStore,
+    *,
+    agents: AgentRegistry | None = None,
+    questions: bool = True,
+    answerer: Answerer | None = None,
+    max_turns: int = 32,
+) -> Runtime:
+    """A runtime over the fake at BASE_URL (routed by the agent header), with `agents` as
+    its registry (None: none) and, when `questions`, a user-questions service over it that
+    asks `answerer`."""
+    return Runtime(
+        chat=ChatClient(http, base_url=BASE_URL, agent_header=AGENT_HEADER),
+        store=store,
+        agents=agents,
+        questions=UserQuestionService(agents, answerer) if questions else None,
+        max_turns=max_turns,
+    )
 
 
 @dataclass
@@ -32,12 +56,12 @@ class Ran:
 
 def run_root(scripts: Mapping[str, Sequence[Turn]], *, max_turns: int = 32) -> Ran:
     llm = ScriptedLLM(scripts)
-    router = llm.router()
+    fake = llm.transport()
     seen: list[httpx.Request] = []
 
     async def handler(request: httpx.Request) -> httpx.Response:
         seen.append(request)
-        return await router.async_handler(request)
+        return await fake.handle_async_request(request)
 
     tripwire = Tripwire()
     with tempfile.TemporaryDirectory() as tmp:
@@ -45,13 +69,8 @@ def run_root(scripts: Mapping[str, Sequence[Turn]], *, max_turns: int = 32) -> R
 
         async def go() -> str | None:
             async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http:
-                agents = AgentRegistry()
-                rt = Runtime(
-                    chat=ChatClient(http, base_url=BASE_URL),
-                    store=store,
-                    agents=agents,
-                    questions=UserQuestionService(agents, tripwire),
-                    max_turns=max_turns,
+                rt = assemble(
+                    http, store, agents=AgentRegistry(), answerer=tripwire, max_turns=max_turns
                 )
                 return await rt.start("parent", "go")
 

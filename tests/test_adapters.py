@@ -14,8 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from harness._cli import main
-from harness._seam import DEFAULT_BACKSTOP
 from harness.adapters import (
     AdapterError,
     Expectations,
@@ -25,6 +23,8 @@ from harness.adapters import (
     RunOptions,
     open_adapter,
 )
+from harness.cli import main
+from harness.contract import DEFAULT_BACKSTOP
 from harness.run import DEFAULT_BACKSTOP as RUN_BACKSTOP
 from harness.run import portable, run_scenario
 from harness.scenario import scenarios_version
@@ -409,9 +409,9 @@ def test_pytest_runs_the_scenarios_on_the_chosen_adapter() -> None:
 
 
 def test_a_report_in_the_runtimes_own_ids_and_tool_names_reads_in_the_scenarios() -> None:
-    from harness._routing import Delegation
     from harness.adapters._reported import observation
     from harness.fake import ScriptedLLM
+    from harness.fake.dialect import Delegation
 
     llm = ScriptedLLM({}, delegation=Delegation("task", {"prompt": "{prompt}"}))
     llm.routes.keys.update({"session-1": "parent", "uuid-2": "child"})

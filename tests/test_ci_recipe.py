@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from harness._cli import _parser
+from harness.cli._main import parser
 
 README = (Path(__file__).parents[1] / "README.md").read_text("utf-8")
 
@@ -45,7 +45,7 @@ def test_the_recipe_is_a_workflow_over_a_matrix_of_shards() -> None:
 def test_each_job_runs_its_scenarios_once() -> None:
     # JUnit, annotations and the page all come from one `harness run` of the shard.
     (command,) = commands()
-    args = _parser().parse_args(shlex.split(command)[1:])
+    args = parser().parse_args(shlex.split(command)[1:])
     assert args.command == "run"
     assert (args.shard, args.format) == ("2/4", "github")
     assert str(args.junit) == "results-2.xml" and str(args.html) == "report-2"

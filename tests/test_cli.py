@@ -5,7 +5,35 @@ from pathlib import Path
 
 import pytest
 
-from harness._cli import main
+from harness.cli import main
+
+
+def test_one_table_names_every_command_and_each_module_has_both_functions() -> None:
+    import argparse
+    import importlib
+
+    from harness.cli._main import COMMANDS, parser
+
+    top = parser()
+    (commands,) = [a for a in top._actions if isinstance(a, argparse._SubParsersAction)]
+    assert list(commands.choices) == [c.name for c in COMMANDS]
+    for command in COMMANDS:
+        module = importlib.import_module(command.module)
+        assert callable(module.add_arguments) and callable(module.run), command.name
+
+
+def test_a_commands_options_are_added_only_once_it_is_named() -> None:
+    # So `harness list` imports nothing of `harness run`, and starts as fast as it can.
+    import argparse
+
+    from harness.cli._main import parser
+
+    top = parser()
+    assert top.parse_args(["list"]).command == "list"
+    (commands,) = [a for a in top._actions if isinstance(a, argparse._SubParsersAction)]
+    options = {name: len(sub._actions) for name, sub in commands.choices.items()}
+    assert options["run"] == options["report"] == 1  # -h alone: never filled in
+    assert top.parse_args(["run", "--json"]).json is True
 
 
 def test_list_shows_every_scenario(capsys: pytest.CaptureFixture[str]) -> None:
@@ -116,7 +144,7 @@ def test_an_internal_error_is_one_line_unless_debug(
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("the runner broke")
 
-    monkeypatch.setattr(harness.run, "run_scenarios", broken)
+    monkeypatch.setattr(harness.run, "run_loop", broken)
     assert main(["run", "missing-registry"]) == 4
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith("harness: internal error: RuntimeError: the runner broke. This is a bug")

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from harness._conversation import conversation_problem
+from harness.fake.request import conversation_problem
 
 
 def call(call_id: str) -> dict[str, Any]:
@@ -74,7 +74,7 @@ def test_a_garbled_conversation_says_what_is_wrong(messages: list[Any], problem:
     ],
 )  # fmt: skip
 def test_a_replayed_tool_call_must_keep_its_whole_shape(call: dict[str, object], why: str) -> None:
-    from harness._conversation import conversation_problem
+    from harness.fake.request import conversation_problem
 
     messages = [
         {"role": "user", "content": "go"},
@@ -92,7 +92,7 @@ SERVED = [
 
 
 def test_a_request_must_carry_on_the_conversation_as_served() -> None:
-    from harness._conversation import continuation_problem
+    from harness.fake.request import continuation_problem
 
     ok = [{"role": "system", "content": "any prompt"}, *SERVED,
           {"role": "tool", "tool_call_id": "call_1", "content": "r"}]  # fmt: skip
@@ -140,7 +140,7 @@ def test_a_finished_agent_asked_again_is_told_its_history_is_wrong(
     # script runs out.
     import httpx
 
-    monkeypatch.setattr("harness.fake.KEEP_FINISHED", keep)
+    monkeypatch.setattr("harness.fake.reply.KEEP_FINISHED", keep)
 
     from harness.fake import InvalidConversation, ScriptedLLM, ScriptExhausted, Turn
 

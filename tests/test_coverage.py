@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness._cli import main
+from harness.cli import main
 from harness.scenario import clauses
 from tests.conftest import SCENARIOS
 

@@ -12,12 +12,14 @@ from collections.abc import Iterator, Sequence
 
 import pytest
 
-from harness._cli import main
-from harness.answerers import ScriptedHuman
+from harness.adapters.reference import ReferenceAdapter
+from harness.adapters.reference.answerers import ScriptedHuman
+from harness.adapters.reference.batch import batch
+from harness.adapters.reference.batch import run_on_loop as _run_on_loop
+from harness.adapters.reference.detect import DeadlockDetectingLoop, hang_report
+from harness.cli import main
 from harness.fake import Turn
 from harness.run import run_scenario, snapshot_text
-from harness.run._detect import DeadlockDetectingLoop, hang_report
-from harness.run._runner import _run_on_loop, batch
 from harness.runtime.questions import Answer, AskUserQuestionRequest
 from harness.runtime.waits import WaitGraph
 from harness.scenario import AgentSpec, World
@@ -101,7 +103,9 @@ def test_a_long_progressing_run_is_not_a_hang() -> None:
 
 
 def test_without_the_detector_a_hang_is_left_to_the_backstop() -> None:
-    result = run_scenario(SCENARIOS["hang-before-the-fix"], backstop=0.2, detector=False)
+    result = run_scenario(
+        SCENARIOS["hang-before-the-fix"], backstop=0.2, adapter=ReferenceAdapter(detector=False)
+    )
     observation = result.observation
     assert (observation.outcome, observation.hang) == ("error", None)
     assert (observation.error or "").startswith("backstop: the scenario was still running")
@@ -127,7 +131,9 @@ def test_a_batch_shares_a_loop_yet_each_run_starts_clean(
         batched = [
             snapshot_text(run_scenario(SCENARIOS[sid]).observation.snapshot()) for sid in order
         ]
-        plain = run_scenario(SCENARIOS["resumed-depth-one-root"], detector=False)
+        plain = run_scenario(
+            SCENARIOS["resumed-depth-one-root"], adapter=ReferenceAdapter(detector=False)
+        )
         assert not made[0].is_closed()
         # Disarmed between runs: no stale callback, no pile of ignored backstop timers.
         assert (made[0].on_deadlock, made[0].ignored) == (None, set())
@@ -210,7 +216,7 @@ class ThreadedHuman(ScriptedHuman):
 
 
 def test_waits_in_threads_are_left_to_the_backstop(monkeypatch: object) -> None:
-    import harness.run._world as world_module
+    import harness.adapters.reference.world as world_module
 
     monkeypatch.setattr(world_module, "make_answerer", lambda s: ThreadedHuman())  # type: ignore[attr-defined]
     scenario = dataclasses.replace(SCENARIOS["live-root-answered"], world=World("scripted"))

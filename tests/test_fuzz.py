@@ -53,7 +53,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness._cli import main
+from harness.cli import main
 from harness.run import Result, Wire, run_scenario
 from harness.scenario import Scenario, ScenarioError, load_scenario
 from tests.fuzzing import (

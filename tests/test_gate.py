@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness._cli import main
+from harness.cli import main
 from tests.conftest import SCENARIOS
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness._cli import main
+from harness.cli import main
 
 ROOT = Path(__file__).parents[1]
 SCENARIO = "live-root-answered"

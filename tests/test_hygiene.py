@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import pytest_timeout  # type: ignore[import-untyped]  # the plugin ships no types
 
-from harness.pytest_plugin import ci_refuses_updates
 from harness.run import DEFAULT_BACKSTOP
+from harness.run._ci import ci_refuses_updates
 from tests.conftest import SCENARIOS
 
 # Inner sessions load only the plugins they test: autoloading every installed plugin

@@ -28,9 +28,11 @@ import httpx
 import pytest
 import respx
 
+from harness.adapters.reference.batch import batch
+from harness.contract import AGENT_HEADER
 from harness.fake import BASE_URL, CapturedRequest, ScriptedLLM, Turn
 from harness.pytest_plugin import ScenarioSnapshotExtension
-from harness.run import Wire, batch, run_scenario, snapshot_text
+from harness.run import Wire, run_scenario, snapshot_text
 from harness.runtime.llm import ChatClient
 from tests.conftest import SCENARIOS
 
@@ -280,7 +282,9 @@ def test_the_runtime_client_pointed_elsewhere_fails_loudly() -> None:
 
     async def go() -> None:
         async with httpx.AsyncClient(transport=llm.transport(), trust_env=False) as http:
-            chat = ChatClient(http, base_url="http://elsewhere.invalid/v1")
+            chat = ChatClient(
+                http, base_url="http://elsewhere.invalid/v1", agent_header=AGENT_HEADER
+            )
             await chat.complete(agent="lead", messages=[], tools=[])
 
     # An assertion, not an httpx error: the runtime cannot mistake it for a model's refusal.
@@ -293,9 +297,9 @@ def test_the_runtime_client_pointed_elsewhere_fails_loudly() -> None:
 def _one_request(client: httpx.AsyncClient, llm: ScriptedLLM, model: str = "scripted") -> None:
     async def go() -> None:
         async with client:
-            await ChatClient(client, base_url=BASE_URL, model=model).complete(
-                agent="lead", messages=[{"role": "user", "content": "go"}], tools=[]
-            )
+            await ChatClient(
+                client, base_url=BASE_URL, model=model, agent_header=AGENT_HEADER
+            ).complete(agent="lead", messages=[{"role": "user", "content": "go"}], tools=[])
 
     asyncio.run(go())
     assert len(llm.requests) == 1

@@ -1,8 +1,10 @@
 """One-way doors: no import circle among harness's modules, and the layers import only
 downward (the runtime knows nothing of the harness around it; scenarios nothing of runs).
 
-Imports under `if TYPE_CHECKING:` are annotations, not dependencies, and are left out;
-imports inside functions count, since they are dependencies all the same.
+Imports inside functions count, since they are dependencies all the same. For the layers,
+imports under `if TYPE_CHECKING:` count too (an annotation that names a higher layer is
+half a contract living above it); for circles they are left out, since a type-only loop
+costs nothing at run time.
 """
 
 from __future__ import annotations
@@ -11,8 +13,6 @@ import ast
 import functools
 from collections.abc import Collection
 from pathlib import Path
-
-import pytest
 
 ROOT = Path(__file__).parents[1]
 PACKAGE = ROOT / "harness"
@@ -32,7 +32,7 @@ def modules() -> dict[str, Path]:
 _BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
-def imports(name: str, path: Path, known: Collection[str]) -> set[str]:
+def imports(name: str, path: Path, known: Collection[str], *, type_only: bool = False) -> set[str]:
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     named: set[str] = set()
     statements = list(ast.parse(path.read_text("utf-8")).body)
@@ -47,7 +47,9 @@ def imports(name: str, path: Path, known: Collection[str]) -> set[str]:
                 base = ".".join([*parts, *([node.module] if node.module else [])])
             named.add(base)
             named.update(f"{base}.{alias.name}" for alias in node.names)
-        elif isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+        elif (
+            isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test) and not type_only
+        ):
             statements += node.orelse  # the guarded imports are annotations only
         else:
             for field in _BODIES:
@@ -62,11 +64,11 @@ def imports(name: str, path: Path, known: Collection[str]) -> set[str]:
 
 
 @functools.cache
-def graph() -> dict[str, set[str]]:
+def graph(type_only: bool = False) -> dict[str, set[str]]:
     """Built on first use, not at import: every xdist worker imports this module to collect
-    it, and only one runs its tests."""
+    it, and only one runs its tests. `type_only`: with the TYPE_CHECKING imports."""
     found = modules()
-    return {name: imports(name, path, found) for name, path in found.items()}
+    return {name: imports(name, path, found, type_only=type_only) for name, path in found.items()}
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -119,27 +121,65 @@ def test_the_cycle_finder_finds_one() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
-@pytest.mark.parametrize(
-    ("layer", "may_not_import"),
-    [
-        ("harness.runtime", ("harness",)),  # only itself: the code under test stands alone
-        ("harness.scenario", ("harness.run", "harness.adapters", "harness._cli")),
-        ("harness.run", ("harness.adapters", "harness._cli")),
-        ("harness._seam", ("harness.run", "harness.adapters")),
-    ],
+# The layers, from the ground up: a module may import its own layer and those below it,
+# nothing above (README, "What is here"). Each entry is a package or a module.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("harness.runtime",),  # the code under test: it imports nothing of the harness
+    ("harness._paths",),  # where the corpus lives
+    ("harness.scenario",),
+    ("harness.contract",),
+    ("harness.fake",),
+    ("harness.adapters",),
+    ("harness.run",),
+    ("harness.cli",),
+    ("harness.pytest_plugin", "harness.__main__", "harness"),
 )
-def test_layers_import_only_downward(layer: str, may_not_import: tuple[str, ...]) -> None:
-    def within(module: str, package: str) -> bool:
-        return module == package or module.startswith(package.rstrip(".") + ".")
 
+
+def _within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def layer_of(module: str) -> int:
+    """The layer a module stands on: its most specific entry (`harness` is the package's
+    own face, the top)."""
+    best, where = "", -1
+    for i, entries in enumerate(LAYERS):
+        for entry in entries:
+            if _within(module, entry) and len(entry) > len(best):
+                best, where = entry, i
+    return where
+
+
+def test_every_module_stands_on_a_layer() -> None:
+    assert sorted(m for m in graph() if layer_of(m) < 0) == []
+
+
+def test_layers_import_only_downward() -> None:
     wrong = sorted(
         f"{name} -> {target}"
-        for name, targets in graph().items()
-        if within(name, layer)
+        for name, targets in graph(type_only=True).items()
         for target in targets
-        if any(within(target, p) for p in may_not_import) and not within(target, layer)
+        if layer_of(target) > layer_of(name)
     )
     assert wrong == []
+
+
+def test_the_runtime_imports_nothing_of_the_harness() -> None:
+    wrong = sorted(
+        f"{name} -> {target}"
+        for name, targets in graph(type_only=True).items()
+        if _within(name, "harness.runtime")
+        for target in targets
+        if not _within(target, "harness.runtime")
+    )
+    assert wrong == []
+
+
+def test_the_layer_check_finds_an_import_upward() -> None:
+    assert layer_of("harness.runtime.core") < layer_of("harness.run._judge")
+    assert layer_of("harness.contract") < layer_of("harness.fake.script")
+    assert layer_of("harness") == len(LAYERS) - 1
 
 
 def test_imports_are_found_in_every_statement_body_but_not_under_type_checking(
@@ -159,3 +199,4 @@ def test_imports_are_found_in_every_statement_body_but_not_under_type_checking(
     )
     known = {f"p.{m}" for m in "abcdefghi"} | {"p.hidden", "p.m"}
     assert imports("p.m", source, known) == known - {"p.hidden", "p.m"}
+    assert imports("p.m", source, known, type_only=True) == known - {"p.m"}

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from harness._cli import main
-from harness.run import observe_scenario
+from harness.adapters.reference.phases import observe_scenario
+from harness.cli import main
 from harness.run._sequence import clip, mermaid_text, sequence
 from tests.conftest import SCENARIOS
 

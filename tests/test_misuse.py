@@ -10,10 +10,9 @@ from typing import Any
 
 import pytest
 
-from harness._cli import main
-from harness._script import Call, Turn
+from harness.cli import main
 from harness.run import run_scenario
-from harness.scenario import Scenario, load_scenario
+from harness.scenario import Call, Scenario, Turn, load_scenario
 from tests.conftest import SCENARIOS
 
 SOURCE = Path(__file__).parents[1] / "scenarios" / "zero-depth-live-child.yaml"

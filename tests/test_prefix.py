@@ -7,8 +7,8 @@ from __future__ import annotations
 import dataclasses
 import json
 
+from harness.adapters.reference.phases import observe_scenario
 from harness.fake import CapturedRequest
-from harness.run import observe_scenario
 from harness.runtime.questions import Answer
 from harness.scenario import World
 from harness.scenario._model import Reply
@@ -64,7 +64,7 @@ def test_the_prefix_log_tells_tool_lists_apart_by_their_json_values() -> None:
     # Python's == takes true for 1 and 1 for 1.0; a KV cache does not, and neither may the
     # summary (its fast path compares marshal's type-exact encoding; a process-wide cache
     # of it must not leak one list's key to another).
-    from harness._prefix import PrefixLog
+    from harness.fake.record import PrefixLog
 
     def tools(strict: object) -> list[dict[str, object]]:
         return [{"type": "function", "function": {"name": "t", "strict": strict}}]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 
-from harness._progress import Progress
+from harness.cli._progress import Progress
 
 
 class Terminal(io.StringIO):

@@ -12,10 +12,10 @@ def test_roots_are_unowned_agents_in_registration_order() -> None:
     reg.enter(a)
     reg.enter(child, owner=a)
     assert reg.roots() == [b, a]
-    assert reg.list() == [b, a, child]
-    assert reg.is_owned_by("child", a)
-    assert not reg.is_owned_by("child", b)
-    assert not reg.is_owned_by("a", a)
+    assert [reg.get(id) for id in ("b", "a", "child")] == [b, a, child]
+    assert reg.owner_of(child) is a
+    assert reg.owner_of(a) is None
+    assert reg.owner_of(Agent("child")) is None  # a stale same-id object is owned by no one
 
 
 def test_get_returns_the_registered_object_not_an_equal_one() -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness._cli import main
+from harness.cli import main
 from tests.test_results import BREAKS, FAILS, PASSES, SKIPS
 
 HANGS = "hang-before-the-fix"

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from harness._cli import main
-from harness._results import in_shard, parse_shard, shard_of
 from harness.adapters import ReferenceAdapter
-from harness.run import Observation
+from harness.cli import main
+from harness.cli._selection import in_shard, parse_shard, shard_of
+from harness.contract import Observation
 from harness.scenario import FEATURES
 from tests.conftest import SCENARIOS
 
@@ -125,3 +125,26 @@ def test_a_bad_shard_is_a_usage_error(text: str, capsys: pytest.CaptureFixture[s
         parse_shard(text)
     assert main(["run", "--shard", text]) == 2
     assert "write K/N with 1 <= K <= N, e.g. 2/4" in capsys.readouterr().err
+
+
+def test_the_run_loop_judges_each_result_and_labels_it_by_the_known_failures(
+    tmp_path: Path,
+) -> None:
+    from harness.adapters import Expectations
+    from harness.run import run_loop
+
+    known = Expectations(tmp_path / "known.yaml", {FAILS: "asks twice"})
+    chosen = [SCENARIOS[i] for i in (PASSES, FAILS, SKIPS, BREAKS)]
+    with Mixed() as adapter:
+        ran = list(run_loop(chosen, adapter, expectations=known))
+    assert [(r.result.scenario.id, r.label, r.acceptable) for r in ran] == [
+        (PASSES, "PASS", True),
+        (FAILS, "KNOWN FAIL", True),
+        (SKIPS, "SKIP", True),
+        (BREAKS, "NEW FAIL", False),
+    ]
+    assert all(0 <= r.seconds < 60 for r in ran)
+    # No known-failures file: plain labels, and only a pass or a skip is acceptable.
+    with Mixed() as adapter:
+        plain = [(r.label, r.acceptable) for r in run_loop(chosen, adapter)]
+    assert plain == [("PASS", True), ("FAIL", False), ("SKIP", True), ("ERROR", False)]

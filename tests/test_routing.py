@@ -1,5 +1,5 @@
-"""Header-free routing and delegation dialects in the fake (harness/_routing.py), request by
-request, as a runtime that sends no X-Harness-Agent would drive it."""
+"""Header-free routing and delegation dialects in the fake (harness/fake/routing.py and
+dialect.py), request by request, as a runtime that sends no X-Harness-Agent would drive it."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 import httpx
 import pytest
 
-from harness._routing import Delegation, DialectError
 from harness.fake import Call, ScriptedLLM, Turn
+from harness.fake.dialect import Delegation, DialectError
 
 SESSION = "x-session-id"
 UPSTREAM = Delegation(

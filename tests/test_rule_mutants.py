@@ -9,7 +9,8 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import pytest
 
-from harness.run import batch, run_scenario
+from harness.adapters.reference.batch import batch
+from harness.run import run_scenario
 from harness.runtime.questions import (
     NO_PROVIDER,
     Answer,

@@ -6,21 +6,22 @@ import asyncio
 import dataclasses
 import re
 import tempfile
+from datetime import datetime
 from pathlib import Path
 
 import httpx
 import pytest
 from freezegun import freeze_time
 
-from harness.fake import BASE_URL, ScriptedLLM, Turn
-from harness.run import Wire, batch, run_scenario, run_scenarios, snapshot_text
-from harness.runtime.core import Runtime
-from harness.runtime.llm import ChatClient
-from harness.runtime.questions import UserQuestionService
+from harness.adapters.reference.batch import batch
+from harness.contract import FROZEN_AT, FROZEN_EPOCH
+from harness.fake import ScriptedLLM, Turn
+from harness.run import Wire, run_scenario, run_scenarios, snapshot_text
 from harness.runtime.registry import Agent, AgentRegistry
 from harness.runtime.sessions import SessionStore
 from harness.scenario import AgentSpec, Expect, Phase
 from tests.conftest import SCENARIOS
+from tests.helpers import assemble
 
 SNAPSHOTS = Path(__file__).parents[1] / "snapshots"
 
@@ -49,6 +50,10 @@ def test_no_wall_clock_reading_reaches_an_observation(instant: str) -> None:
     assert changed == []
 
 
+def test_the_frozen_epoch_is_the_frozen_instant() -> None:
+    assert int(datetime.fromisoformat(FROZEN_AT).timestamp()) == FROZEN_EPOCH
+
+
 def test_no_absolute_path_reaches_a_snapshot() -> None:
     files = sorted(SNAPSHOTS.glob("*.json"))
     assert files  # which files must exist is tests/test_hygiene.py's check
@@ -70,20 +75,11 @@ def test_resume_inside_a_live_owner_is_still_delegated() -> None:
 
     async def go(store: SessionStore) -> list[dict[str, object]]:
         async with httpx.AsyncClient(transport=llm.transport()) as http:
-
-            def runtime(agents: AgentRegistry) -> Runtime:
-                return Runtime(
-                    chat=ChatClient(http, base_url=BASE_URL),
-                    store=store,
-                    agents=agents,
-                    questions=UserQuestionService(agents),
-                )
-
-            await runtime(AgentRegistry()).start("old", "one")
+            await assemble(http, store, agents=AgentRegistry()).start("old", "one")
             agents = AgentRegistry()
             owner = Agent("host")
             agents.enter(owner)
-            await runtime(agents).resume("old", "two", owner=owner)
+            await assemble(http, store, agents=agents).resume("old", "two", owner=owner)
         return store.read("old")
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -2,7 +2,8 @@
 reference runtime): its expectations hold, and its observation matches the golden snapshot,
 byte for byte for the reference, in its portable part for any other runtime.
 
-A scenario needing a feature the adapter lacks is skipped, with the feature named; one its
+Each runs through the plugin's `harness_run`, the run loop `harness run` uses. A scenario
+needing a feature the adapter lacks is skipped, with the feature named; one its
 known-failures file lists is a strict xfail, so a fix there (a NEW PASS) fails the run too.
 """
 
@@ -10,12 +11,13 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from harness.adapters import Adapter, Expectations, ReferenceAdapter
-from harness.run import Result, Wire, differences, portable, run_scenario
+from harness.run import Ran, Result, Wire, differences, portable
 from harness.scenario import Scenario
 
 # One run per scenario, guard, wire and adapter, shared by the two tests that judge it: the
@@ -26,12 +28,13 @@ from harness.scenario import Scenario
 # mutmut's first pass ("stats") records which tests execute which runtime functions, and
 # runs only those tests against each mutant; a cached run would credit the code to the
 # first test alone, so that pass never shares a run.
-_RUNS: dict[tuple[str, str | None, Wire, int, str], Result] = {}
+_RUNS: dict[tuple[str, str | None, Wire, int, str], Ran] = {}
 
 
 def run(
     request: pytest.FixtureRequest,
     scenario: Scenario,
+    harness_run: Callable[..., Ran],
     adapter: Adapter,
     expectations: Expectations,
     guard: str | None,
@@ -40,8 +43,8 @@ def run(
     under_test = os.environ.get("MUTANT_UNDER_TEST", "")
     key = (scenario.id, guard, wire, id(adapter), under_test)
     if key not in _RUNS or under_test == "stats":
-        _RUNS[key] = run_scenario(scenario, guard=guard, wire=wire, adapter=adapter)
-    result = _RUNS[key]
+        _RUNS[key] = harness_run(scenario, wire)
+    result = _RUNS[key].result
     if result.status == "skip":
         pytest.skip(result.mismatches[0])  # a feature this runtime does not have, by design
     reason = expectations.failing.get(scenario.id)
@@ -53,12 +56,15 @@ def run(
 def test_expectations(
     request: pytest.FixtureRequest,
     scenario: Scenario,
+    harness_run: Callable[..., Ran],
     harness_adapter: Adapter,
     harness_expectations: Expectations,
     harness_guard: str | None,
     wire: Wire,
 ) -> None:
-    result = run(request, scenario, harness_adapter, harness_expectations, harness_guard, wire)
+    result = run(
+        request, scenario, harness_run, harness_adapter, harness_expectations, harness_guard, wire
+    )
     assert result.status == "pass", "\n".join(result.mismatches)
 
 
@@ -66,12 +72,15 @@ def test_snapshot(
     request: pytest.FixtureRequest,
     scenario: Scenario,
     harness_snapshot_dir: Path,
+    harness_run: Callable[..., Ran],
     harness_adapter: Adapter,
     harness_expectations: Expectations,
     harness_guard: str | None,
     wire: Wire,
 ) -> None:
-    result = run(request, scenario, harness_adapter, harness_expectations, harness_guard, wire)
+    result = run(
+        request, scenario, harness_run, harness_adapter, harness_expectations, harness_guard, wire
+    )
     observed = result.observation.snapshot()
     if isinstance(harness_adapter, ReferenceAdapter):
         # Requested only here, where syrupy compares: a test that sets scenario_snapshot up

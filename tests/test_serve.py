@@ -4,18 +4,18 @@ in-process fake (respx) and the loopback server."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
 
-from harness._cli import main
+from harness.cli import main
 from harness.fake import ScriptedLLM
 from harness.runtime.questions import DELEGATED_CALLER, MESSAGES
 from tests.conftest import SCENARIOS
+from tests.serving import Served
 
 if TYPE_CHECKING:
     import openai
@@ -56,20 +56,9 @@ def in_process() -> tuple[openai.OpenAI, ScriptedLLM]:
 
 
 @pytest.fixture
-def served() -> Iterator[tuple[str, subprocess.Popen[str]]]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "harness", "serve", SCENARIO, "--idle-timeout", "20"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    url = proc.stdout.readline().strip()
-    try:
-        yield url, proc
-    finally:
-        proc.kill()
-        proc.wait(5)
+def served(serve_process: Callable[..., AbstractContextManager[Served]]) -> Iterator[Served]:
+    with serve_process(SCENARIO, "--idle-timeout", "20") as server:
+        yield server
 
 
 def ask(client: openai.OpenAI, stream: bool) -> tuple[str, dict[str, object]]:
@@ -96,10 +85,8 @@ def test_openai_sdk_through_respx(stream: bool) -> None:
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
-def test_openai_sdk_through_the_loopback_server(
-    served: tuple[str, subprocess.Popen[str]], stream: bool
-) -> None:
-    url, _ = served
+def test_openai_sdk_through_the_loopback_server(served: Served, stream: bool) -> None:
+    url = served.url
     assert url.startswith("http://127.0.0.1:") and url.endswith("/v1")
     assert ask(sdk(url), stream) == ("ask_user_question", SCRIPTED_ARGS)
 
@@ -135,15 +122,15 @@ def test_a_tool_result_without_its_call_is_refused_as_a_real_api_would() -> None
 
 
 def test_server_stops_once_the_scripts_are_consumed(
-    served: tuple[str, subprocess.Popen[str]],
+    served: Served,
 ) -> None:
-    url, proc = served
+    url = served.url
     client = sdk(url)
     ask(client, False)
     reply = client.chat.completions.create(model="m", messages=answered("ANSWER"), tools=ASKING)  # type: ignore[arg-type]
     assert reply.choices[0].message.content == "ANSWERED: ANSWER"
-    assert proc.wait(10) == 0
-    assert "all scripts consumed after 2 request(s)" in (proc.stderr.read() if proc.stderr else "")
+    assert served.wait(10) == 0
+    assert "all scripts consumed after 2 request(s)" in served.stderr()
 
 
 def test_unexpected_request_gets_an_openai_error_naming_agent_and_step() -> None:
@@ -222,28 +209,20 @@ def run_agent(client: openai.OpenAI, prompt: str, *, depth: int, delegation_tool
     ],
 )
 def test_openai_sdk_without_a_routing_header_runs_a_delegation_tree_to_completion(
-    served_id: str, final: str, dialect: dict[str, Any] | None
+    serve_process: Callable[..., AbstractContextManager[Served]],
+    served_id: str,
+    final: str,
+    dialect: dict[str, Any] | None,
 ) -> None:
     import openai
 
-    command = [sys.executable, "-m", "harness", "serve", served_id, "--idle-timeout", "20"]
-    command += ["--delegation", json.dumps(dialect)] if dialect else []
-    with subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    ) as proc:
-        assert proc.stdout is not None and proc.stderr is not None
-        try:
-            client = openai.OpenAI(
-                base_url=proc.stdout.readline().strip(), api_key="-", max_retries=0
-            )
-            tool = dialect["tool"] if dialect else "subagent"
-            assert (
-                run_agent(client, "Prepare the deployment.", depth=0, delegation_tool=tool) == final
-            )
-            assert proc.wait(10) == 0, proc.stderr.read()
-            assert "all scripts consumed" in proc.stderr.read()
-        finally:
-            proc.kill()
+    options = ["--delegation", json.dumps(dialect)] if dialect else []
+    with serve_process(served_id, "--idle-timeout", "20", *options) as server:
+        client = openai.OpenAI(base_url=server.url, api_key="-", max_retries=0)
+        tool = dialect["tool"] if dialect else "subagent"
+        assert run_agent(client, "Prepare the deployment.", depth=0, delegation_tool=tool) == final
+        assert server.wait(10) == 0, server.stderr()
+        assert "all scripts consumed" in server.stderr()
 
 
 def test_serve_refuses_a_bad_delegation_dialect(capsys: pytest.CaptureFixture[str]) -> None:

@@ -14,8 +14,6 @@ import contextlib
 import json
 import signal
 import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +21,8 @@ from typing import Any
 
 import httpx
 import pytest
+
+import tests.serving as serving_process
 
 pytestmark = pytest.mark.load
 
@@ -38,17 +38,8 @@ AGENT = {"X-Harness-Agent": "lead"}
 RSS_GROWTH_BOUND = 1024 * 1024
 
 
-class Served:
-    def __init__(self, proc: subprocess.Popen[str], url: str) -> None:
-        self.proc, self.url = proc, url
-        self.host, port = url.removeprefix("http://").removesuffix("/v1").rsplit(":", 1)
-        self.port = int(port)
-
-    def rss(self) -> int:
-        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-        raise AssertionError("no VmRSS")
+class Served(serving_process.Served):
+    """A served process, and a raw socket to it."""
 
     def raw(self, data: bytes, *, timeout: float = 5.0) -> tuple[int, dict[str, str], Any]:
         """Send bytes as they are and read one response: status, headers, JSON body."""
@@ -77,8 +68,8 @@ def _complete(received: bytes) -> bool:
 
 @contextlib.contextmanager
 def serving(folder: Path, steps: int, *options: str) -> Iterator[Served]:
-    """`harness serve` on a scenario of one root with `steps` replies; stderr goes to
-    folder/stderr (a pipe nobody reads could fill and stall the server)."""
+    """`harness serve` on a scenario of one root with `steps` replies; its stderr in
+    folder (Served.stderr())."""
     said = "\n".join(f"      - say: s{i}" for i in range(1, steps + 1))
     (folder / "load.yaml").write_text(
         "id: load\ntitle: Many replies for one root, for the load test\ncovers: [D1]\n"
@@ -86,16 +77,10 @@ def serving(folder: Path, steps: int, *options: str) -> Iterator[Served]:
         "phases: [{start: lead, prompt: go}]\nexpect: {outcome: completed, answerer_calls: 0}\n",
         "utf-8",
     )
-    command = [sys.executable, "-m", "harness", "--scenarios", str(folder), "serve", "load",
-               "--idle-timeout", "60", *options]  # fmt: skip
-    with (folder / "stderr").open("w") as err:
-        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err, text=True)
-    assert proc.stdout is not None
-    try:
-        yield Served(proc, proc.stdout.readline().strip())
-    finally:
-        proc.kill()
-        proc.wait(5)
+    with serving_process.serve_process(
+        "load", "--idle-timeout", "60", *options, log_dir=folder, scenarios=folder
+    ) as served:
+        yield Served(served.proc, served.url, served.log)
 
 
 @pytest.fixture(scope="module")
@@ -234,7 +219,7 @@ def test_a_client_leaving_mid_stream_is_logged_and_sigterm_stops_cleanly(
         assert post(served).json()["choices"][0]["message"]["content"] == "s2"
         served.proc.send_signal(signal.SIGTERM)
         assert served.proc.wait(10) == 1  # a step is left
-    err = (tmp_path / "stderr").read_text()
+    err = served.stderr()
     assert "the client left during agent lead's step 1, after" in err
     assert "harness serve: got SIGTERM; stopping. agent lead: 1 scripted step(s) never " in err
     assert "Traceback" not in err
@@ -294,12 +279,12 @@ def test_cut_stream_after_ends_each_stream_early_without_done(tmp_path: Path) ->
         assert all(json.loads(e)["choices"][0]["finish_reason"] is None for e in events)
         assert post(served).status_code == 200  # the server goes on; the cut step was served
         assert served.proc.wait(10) == 0
-    assert "cut agent lead's step 1 after 2 of" in (tmp_path / "stderr").read_text()
+    assert "cut agent lead's step 1 after 2 of" in served.stderr()
 
 
 def test_a_bug_of_ours_is_a_json_500_and_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    from harness._asgi import FakeApp
     from harness.fake import ScriptedLLM
+    from harness.fake.asgi import FakeApp
 
     class Broken(ScriptedLLM):
         def complete(self, request: httpx.Request) -> Any:

@@ -11,13 +11,15 @@ import json
 import os
 import shutil
 import subprocess
-import sys
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
 
 from harness.adapters._node_dsh import npm_settings
 from harness.runtime.questions import DELEGATED_CALLER, MESSAGES
+from tests.serving import Served
 
 CLIENT = Path(__file__).parent / "fixtures" / "openai-node"
 
@@ -58,25 +60,22 @@ def node_sdk() -> Path:
     ids=["nested-subagent", "parallel-task-dialect"],
 )
 def test_the_node_sdk_runs_a_delegation_tree_against_serve(
-    node_sdk: Path, transport: str, served_id: str, dialect: dict[str, object] | None, final: str
+    node_sdk: Path,
+    serve_process: Callable[..., AbstractContextManager[Served]],
+    transport: str,
+    served_id: str,
+    dialect: dict[str, object] | None,
+    final: str,
 ) -> None:
-    command = [sys.executable, "-m", "harness", "serve", served_id, "--idle-timeout", "20"]
-    command += ["--delegation", json.dumps(dialect)] if dialect else []
-    with subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    ) as server:
-        assert server.stdout is not None and server.stderr is not None
-        try:
-            url = server.stdout.readline().strip()
-            tool = str(dialect["tool"]) if dialect else "subagent"
-            refusal = "Error: " + MESSAGES[DELEGATED_CALLER]
-            ran = subprocess.run(
-                ["node", "delegate.mjs", url, tool, transport, refusal],
-                cwd=node_sdk, capture_output=True, text=True, timeout=30,
-            )  # fmt: skip
-            assert ran.returncode == 0, ran.stderr[-2000:]
-            assert json.loads(ran.stdout) == {"final": final}
-            assert server.wait(10) == 0, server.stderr.read()
-            assert "all scripts consumed" in server.stderr.read()
-        finally:
-            server.kill()
+    options = ["--delegation", json.dumps(dialect)] if dialect else []
+    with serve_process(served_id, "--idle-timeout", "20", *options) as server:
+        tool = str(dialect["tool"]) if dialect else "subagent"
+        refusal = "Error: " + MESSAGES[DELEGATED_CALLER]
+        ran = subprocess.run(
+            ["node", "delegate.mjs", server.url, tool, transport, refusal],
+            cwd=node_sdk, capture_output=True, text=True, timeout=30,
+        )  # fmt: skip
+        assert ran.returncode == 0, ran.stderr[-2000:]
+        assert json.loads(ran.stdout) == {"final": final}
+        assert server.wait(10) == 0, server.stderr()
+        assert "all scripts consumed" in server.stderr()

@@ -14,14 +14,14 @@ from pathlib import Path
 import httpx
 import pytest
 
-from harness.fake import BASE_URL, ScriptedLLM, Turn
-from harness.run import observe_scenario, snapshot_text
-from harness.run._runner import batch
-from harness.runtime.core import Runtime
+from harness.adapters.reference.batch import batch
+from harness.adapters.reference.phases import observe_scenario
+from harness.fake import ScriptedLLM, Turn
+from harness.run import snapshot_text
 from harness.runtime.errors import AgentRunError
-from harness.runtime.llm import ChatClient
 from harness.runtime.sessions import SessionError, SessionHeader, SessionStore
 from tests.conftest import SCENARIOS
+from tests.helpers import assemble
 
 Reopen = Callable[[SessionStore], SessionStore]
 
@@ -125,8 +125,7 @@ def test_the_file_holds_every_event_once_a_top_level_run_ends(tmp_path: Path) ->
 
     async def run(store: SessionStore) -> None:
         async with httpx.AsyncClient(transport=llm.transport()) as http:
-            chat = ChatClient(http, base_url=BASE_URL)
-            runtime = Runtime(chat=chat, store=store, agents=None, questions=None)
+            runtime = assemble(http, store, questions=False)
             await runtime.start("lead", "go")
             assert on_disk() == {"kid": store.read("kid"), "lead": store.read("lead")}
             with pytest.raises(AgentRunError):  # the script is spent: a failed run flushes too

@@ -10,7 +10,8 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from harness._cli import main
+from harness.cli import main
+from harness.contract import AGENT_HEADER
 from harness.fake import BASE_URL, Call, ScriptedLLM, Turn
 from harness.runtime.llm import ChatClient, ChatError
 
@@ -77,7 +78,7 @@ def test_client_reassembles_the_stream_exactly(chunk: int | None) -> None:
 
     async def go() -> object:
         async with httpx.AsyncClient(transport=llm.transport()) as http:
-            client = ChatClient(http, base_url=BASE_URL, stream=True)
+            client = ChatClient(http, base_url=BASE_URL, stream=True, agent_header=AGENT_HEADER)
             return await client.complete(
                 agent="a", messages=[{"role": "user", "content": "go"}], tools=[]
             )
@@ -97,9 +98,9 @@ def test_a_stream_without_done_is_an_error_not_a_truncated_reply() -> None:
 
     async def go() -> None:
         async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http:
-            await ChatClient(http, base_url=BASE_URL, stream=True).complete(
-                agent="a", messages=[], tools=[]
-            )
+            await ChatClient(
+                http, base_url=BASE_URL, stream=True, agent_header=AGENT_HEADER
+            ).complete(agent="a", messages=[], tools=[])
 
     with pytest.raises(ChatError, match=r"without data: \[DONE\]"):
         asyncio.run(go())
@@ -110,9 +111,9 @@ def test_misuse_while_streaming_is_still_a_named_error() -> None:
 
     async def go() -> None:
         async with httpx.AsyncClient(transport=llm.transport()) as http:
-            await ChatClient(http, base_url=BASE_URL, stream=True).complete(
-                agent="a", messages=[{"role": "user", "content": "go"}], tools=[]
-            )
+            await ChatClient(
+                http, base_url=BASE_URL, stream=True, agent_header=AGENT_HEADER
+            ).complete(agent="a", messages=[{"role": "user", "content": "go"}], tools=[])
 
     with pytest.raises(ChatError, match="agent a asked for step 1"):
         asyncio.run(go())
@@ -129,7 +130,7 @@ def served_deltas(monkeypatch: pytest.MonkeyPatch, run: Callable[[], object]) ->
     off the bytes on the wire."""
     import httpx
 
-    from harness.run._world import LiveWorld
+    from harness.adapters.reference.world import LiveWorld
 
     bodies: list[bytes] = []
     real = LiveWorld.http
@@ -167,7 +168,8 @@ def test_a_scenario_can_set_its_own_chunk_size_and_a_run_overrides_it(
 ) -> None:
     import dataclasses
 
-    from harness.run import Wire, observe_scenario
+    from harness.adapters.reference.phases import observe_scenario
+    from harness.run import Wire
     from tests.conftest import SCENARIOS
 
     scenario = dataclasses.replace(SCENARIOS["zero-depth-live-child"], stream_chunk=2)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from harness._cli import main
+from harness.cli import main
 from harness.run import Difference, differences, json_equal
 
 ROOT = Path(__file__).parents[1]

@@ -5,6 +5,7 @@ defines it (found missing by mutation testing; see benchmarks/MUTATION.md)."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -12,14 +13,19 @@ from typing import Any
 import httpx
 import pytest
 
-from harness.runtime.llm import AGENT_HEADER, ChatClient, ChatError, Reply
+from harness.contract import AGENT_HEADER
+from harness.runtime.llm import ChatClient, ChatError, Reply
 
 MESSAGES = [{"role": "user", "content": "go"}]
 TOOLS = [{"type": "function", "function": {"name": "ask_user_question"}}]
 
 
 def exchange(
-    answer: Callable[[httpx.Request], httpx.Response], *, stream: bool, base: str
+    answer: Callable[[httpx.Request], httpx.Response],
+    *,
+    stream: bool,
+    base: str,
+    agent_header: str | None = AGENT_HEADER,
 ) -> tuple[Reply | ChatError, httpx.Request]:
     seen: list[httpx.Request] = []
 
@@ -30,7 +36,7 @@ def exchange(
 
     async def go() -> Reply:
         async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http:
-            client = ChatClient(http, base_url=base, stream=stream)
+            client = ChatClient(http, base_url=base, stream=stream, agent_header=agent_header)
             return await client.complete(agent="child", messages=MESSAGES, tools=TOOLS)
 
     try:
@@ -62,6 +68,20 @@ def test_the_request_says_what_a_chat_completion_needs(stream: bool) -> None:
     if stream:
         expected |= {"stream": True, "stream_options": {"include_usage": True}}
     assert body == expected
+
+
+def test_the_agent_is_named_only_in_a_header_the_host_chose() -> None:
+    # The runtime has no header name of its own: the harness's is configured from outside.
+    assert inspect.signature(ChatClient).parameters["agent_header"].default is None
+    _, request = exchange(
+        completion, stream=False, base="http://fake.invalid/v1", agent_header=None
+    )
+    assert "child" not in dict(request.headers).values()
+    _, request = exchange(
+        completion, stream=False, base="http://fake.invalid/v1", agent_header="X-Calling-Agent"
+    )
+    assert request.headers["X-Calling-Agent"] == "child"
+    assert AGENT_HEADER not in request.headers
 
 
 def sse(

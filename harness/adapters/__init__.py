@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from harness._seam import (
+from harness.adapters._expectations import Expectations, ExpectationsError
+from harness.adapters._load import FORMS, open_adapter
+from harness.adapters.reference import ReferenceAdapter
+from harness.contract import (
     Adapter,
     AdapterError,
     RunOptions,
     missing_features,
     runtime_of,
 )
-from harness.adapters._expectations import Expectations, ExpectationsError
-from harness.adapters._load import FORMS, open_adapter
-from harness.adapters._reference import ReferenceAdapter
 
 if TYPE_CHECKING:
     from harness.adapters._jsonl import PROTOCOL, JsonLinesAdapter

@@ -25,13 +25,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness._routing import REFERENCE_DELEGATION, Delegation, DialectError
-from harness._seam import AdapterError, RunOptions
 from harness.adapters._reported import ProtocolError, check, observation
+from harness.contract import AdapterError, RunOptions
+from harness.fake.dialect import REFERENCE_DELEGATION, Delegation, DialectError
 
 if TYPE_CHECKING:
+    from harness.contract import Observation
     from harness.fake import ScriptedLLM
-    from harness.run import Observation
     from harness.scenario import Scenario
 
 PROTOCOL = 1
@@ -136,8 +136,7 @@ class JsonLinesAdapter:
 
     # -- one scenario -----------------------------------------------------------------
     def run(self, scenario: Scenario, options: RunOptions) -> Observation:
-        from harness.run import Observation
-        from harness.runtime.llm import AGENT_HEADER
+        from harness.contract import AGENT_HEADER, Observation
 
         proc = self._running(scenario.id)
         if isinstance(proc, str):
@@ -178,8 +177,8 @@ class JsonLinesAdapter:
     def _serve(self, scenario: Scenario, options: RunOptions) -> tuple[ScriptedLLM, Any]:
         """The scenario's scripts on a loopback server of its own, routed and spelled as
         this adapter's runtime declared."""
-        from harness._serve import ServerThread
         from harness.fake import ScriptedLLM
+        from harness.fake.serve import ServerThread
 
         llm = ScriptedLLM(
             {n: a.script for n, a in scenario.agents.items()},

@@ -9,8 +9,8 @@ import re
 import shlex
 from pathlib import Path
 
-from harness._seam import Adapter, AdapterError
-from harness.adapters._reference import ReferenceAdapter
+from harness.adapters.reference import ReferenceAdapter
+from harness.contract import Adapter, AdapterError, is_reference
 
 NAMED = ("reference", "node-dsh")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
@@ -23,7 +23,7 @@ def open_adapter(spec: str | None, scenarios: Path | None = None) -> Adapter:
     from harness.scenario import ScenarioError, scenarios_version
 
     adapter = _make(spec or "reference", scenarios)
-    if isinstance(adapter, ReferenceAdapter):
+    if is_reference(adapter):
         return adapter
     # Imported here: `harness run` on the reference runtime starts no process and speaks no
     # protocol, so it does not pay for either (subprocess, threading, hashlib, ...).

@@ -27,8 +27,8 @@ import sys
 from pathlib import Path
 
 from harness._paths import repository_root
-from harness._seam import AdapterError
 from harness.adapters._jsonl import JsonLinesAdapter
+from harness.contract import AdapterError
 
 NODE_MIN = (22, 15)  # what the CLI's plugins import (node:zlib zstd, node:module type stripping)
 # Another build of upstream's user-questions module to load in place of the published one:

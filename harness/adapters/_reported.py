@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness._paths import protocol_path, schema_path
-from harness._routing import DELEGATION_TOOL
+from harness.fake.dialect import DELEGATION_TOOL
 
 if TYPE_CHECKING:
+    from harness.contract import Observation
     from harness.fake import ScriptedLLM
-    from harness.run import Observation
     from harness.scenario import Scenario
 
 
@@ -162,8 +162,8 @@ def _shown(path: Path) -> str:
 # -- the observation ----------------------------------------------------------------------
 def observation(scenario: Scenario, data: dict[str, Any], llm: ScriptedLLM | None) -> Observation:
     """An observation the schema has accepted (check), rendered as the reference's would be."""
-    from harness.run import Observation
-    from harness.run._observe import script_error_text
+    from harness.adapters.reference.observe import script_error_text
+    from harness.contract import Observation
 
     outcome = data["outcome"]
     # A runtime names agents by its own ids (a session UUID, say), and its delegation tool
@@ -211,7 +211,7 @@ def _named(text: str, names: dict[str, str]) -> str:
 
 
 def _asked(entry: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
-    from harness.run import json_equal
+    from harness.contract import json_equal
     from harness.runtime.questions import QUESTION_DEFAULTS
 
     caller = entry["caller"]

@@ -1,32 +1,35 @@
-"""The runner: scenario -> world -> run -> observation -> verdict."""
+"""The runner: scenarios -> adapter -> observations -> verdicts, with goldens compared.
 
-from harness._seam import DEFAULT_BACKSTOP, Wire
-from harness.run._diff import Difference, differences, json_equal
-from harness.run._judge import Result, judge, summary
-from harness.run._observe import Observation, portable, snapshot_text
-from harness.run._runner import (
-    FROZEN_AT,
-    batch,
-    effective_guard,
-    observe_scenario,
-    run_scenario,
-    run_scenarios,
+It knows only the contract: the reference runtime is one adapter among others
+(harness.adapters.reference), and the default when none is named."""
+
+from harness.contract import (
+    DEFAULT_BACKSTOP,
+    Observation,
+    Wire,
+    json_equal,
+    portable,
+    snapshot_text,
 )
+from harness.run._diff import Difference, differences
+from harness.run._judge import Result, judge, summary
+from harness.run._loop import Ran, run_loop
+from harness.run._runner import compare_golden, effective_guard, run_scenario, run_scenarios
 
 __all__ = [
     "DEFAULT_BACKSTOP",
-    "FROZEN_AT",
     "Difference",
     "Observation",
+    "Ran",
     "Result",
     "Wire",
-    "batch",
+    "compare_golden",
     "differences",
     "effective_guard",
     "json_equal",
     "judge",
-    "observe_scenario",
     "portable",
+    "run_loop",
     "run_scenario",
     "run_scenarios",
     "snapshot_text",

@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from harness.contract import json_equal, kind
+
 # A value shown whole on a mismatch's one line up to this many characters; past it, the
 # line shows the stretch where the two sides part.
 LINE_WIDTH = 160
@@ -31,37 +33,6 @@ class _Absent:
 
 
 ABSENT: Any = _Absent()
-
-
-def kind(value: Any) -> str:
-    """A value's JSON type, with integer and non-integer numbers told apart."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):  # before int: bool is an int to Python, never to JSON
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list | tuple):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
-
-
-def json_equal(a: Any, b: Any) -> bool:
-    """Equal as JSON values: the same type and value all the way down, key order aside."""
-    ka = kind(a)
-    if ka != kind(b):
-        return False
-    if ka == "object":
-        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
-    if ka == "array":
-        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
 
 
 @dataclass(frozen=True)

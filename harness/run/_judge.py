@@ -7,8 +7,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.run._diff import Difference, json_equal
-from harness.run._observe import Observation
+from harness.contract import Observation, json_equal
+from harness.run._diff import Difference
 from harness.runtime.questions import QUESTION_DEFAULTS, answers_text
 from harness.scenario import AskedExpect, DirectExpect, Scenario, TextMatch
 

@@ -1,5 +1,6 @@
-"""The mutant matrix: every scenario under every test-only guard variant. A variant that
-no scenario kills is a rejected alternative the suite could not tell from the decision."""
+"""The guard matrix (`harness mutants`): every scenario under every test-only guard. A
+guard that no scenario kills is a rejected alternative the suite could not tell from the
+decision."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness._seam import DEFAULT_BACKSTOP
-from harness.guards import GUARDS, RUNTIME_OWNERSHIP
+from harness.adapters.reference import ReferenceAdapter
+from harness.adapters.reference.guards import GUARDS, RUNTIME_OWNERSHIP
+from harness.contract import DEFAULT_BACKSTOP
 from harness.run._judge import Result
-from harness.run._runner import batch, run_scenario
+from harness.run._runner import run_scenario
 from harness.scenario import Scenario
 
 KILLED, SURVIVED, HANG = "killed", "survived", "hang"
@@ -61,10 +63,11 @@ def mutant_matrix(
     scenarios = [s for s in scenarios if s.guard == RUNTIME_OWNERSHIP.name]
     matrix = Matrix(variants, [s.id for s in scenarios])
     total, done = len(variants) * len(scenarios), 0
-    with batch():
+    with ReferenceAdapter() as reference:
         for variant in variants:
             for scenario in scenarios:
-                cell = verdict(run_scenario(scenario, backstop=backstop, guard=variant))
+                result = run_scenario(scenario, adapter=reference, backstop=backstop, guard=variant)
+                cell = verdict(result)
                 matrix.cells[variant, scenario.id] = cell
                 done += 1
                 if progress is not None:

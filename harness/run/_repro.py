@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.run._detect import render_hang
-from harness.run._observe import Observation
+from harness.adapters.reference.detect import render_hang
+from harness.contract import Observation
 
 
 def _clip(text: str | None, width: int = 110) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.run._observe import Observation
+from harness.contract import Observation
 
 ASKING = ("ask_user_question", "exit_plan_mode")
 SERVICE, ANSWERER, HOST = "S", "H", "D"

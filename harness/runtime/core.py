@@ -7,7 +7,6 @@ import asyncio
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from harness.runtime.faults import NO_FAULTS, Faults
 from harness.runtime.llm import ChatClient
 from harness.runtime.loop import run_agent
 from harness.runtime.questions import UserQuestionService
@@ -31,7 +30,6 @@ class Runtime:
         agents: AgentRegistry | None,
         questions: UserQuestionService | None,
         tools: Sequence[Tool] | None = None,
-        faults: Faults = NO_FAULTS,
         max_turns: int = 32,
         plan_mode: Collection[str] = (),
         waits: WaitGraph | None = None,
@@ -47,7 +45,6 @@ class Runtime:
         }
         # Computed once: the model-visible prefix is identical for every agent and request.
         self.schemas: list[dict[str, Any]] = [t.schema for t in self.tools.values()]
-        self.faults = faults
         self.max_turns = max_turns
         # Sessions that start in plan mode; a resumed session keeps what its log says.
         self.plan_mode = frozenset(plan_mode)
@@ -55,7 +52,7 @@ class Runtime:
 
     async def start(self, session_id: str, prompt: str) -> str | None:
         """Start a top-level runtime root in a new session."""
-        session = self.store.create(self.faults.header(SessionHeader(id=session_id)))
+        session = self.store.create(SessionHeader(id=session_id))
         try:
             return await self._run(Agent(session_id, session), None, prompt)
         finally:
@@ -86,7 +83,7 @@ class Runtime:
             origin="subagent",
             delegation_depth=(lineage.delegation_depth or 0) + 1,
         )
-        session = self.store.create(self.faults.header(header))
+        session = self.store.create(header)
         with self.waits.awaiting(parent.id, f"subagent call {call_id}", name):
             # The child runs as a task of its own, which the parent awaits (cancelling the
             # parent cancels it). Awaited inline, a chain of delegations nests one coroutine

@@ -14,11 +14,6 @@ from typing import Any
 
 import httpx
 
-# How a shared endpoint can tell parent from child: the reference runtime names the calling
-# agent on every request. The scripted fake also routes requests that carry no such header
-# (by a session header, or by the conversation), as real runtimes send them.
-AGENT_HEADER = "X-Harness-Agent"
-
 
 class ChatError(Exception):
     """The model endpoint refused or garbled a request. The message is the endpoint's own."""
@@ -50,13 +45,15 @@ class ChatClient:
         base_url: str,
         model: str = "scripted",
         stream: bool = False,
-        agent_header: str | None = AGENT_HEADER,
+        agent_header: str | None = None,
     ) -> None:
         self._http = http
         self._url = base_url.rstrip("/") + "/chat/completions"
         self.model = model
         self.stream = stream
-        # The header naming the calling agent's id (its session id), or None to send none.
+        # The header naming the calling agent's id (its session id) on every request, so a
+        # shared endpoint can tell parent from child; None (the default) sends none. Its
+        # name is the host's to configure, as a real runtime's session header would be.
         self.agent_header = agent_header
 
     async def complete(

@@ -84,8 +84,7 @@ async def execute(rt: Runtime, agent: Agent, call: ToolCall) -> ToolResult:
         return ToolResult.failed(
             "ToolError", "BAD_ARGUMENTS", f"{call.name}: arguments must be a JSON object"
         )
-    signal = AbortSignal(aborted=rt.faults.aborted(agent, call.name))
-    ctx = ToolContext(runtime=rt, agent=agent, call_id=call.id, signal=signal)
+    ctx = ToolContext(runtime=rt, agent=agent, call_id=call.id, signal=AbortSignal())
     try:
         return await tool.run(ctx, args)
     except ToolArgumentError as exc:

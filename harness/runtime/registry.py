@@ -79,10 +79,3 @@ class AgentRegistry:
 
     def roots(self) -> Agents:
         return [e.agent for e in self._entries.values() if e.owner is None]
-
-    def list(self) -> Agents:
-        return [e.agent for e in self._entries.values()]
-
-    def is_owned_by(self, id: str, owner: Agent) -> bool:
-        entry = self._entries.get(id)
-        return entry is not None and entry.owner is owner

@@ -11,6 +11,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+# The node a question waits on: whichever provider the user-questions service holds. The
+# runtime knows only that there is one, so it names it neutrally; whoever assembles the
+# runtime may say more through `labels`, as for agents. A space keeps both names apart
+# from any agent id a tool can make (subagent names are file-name-safe).
+ANSWERER = "user-questions provider"
+NO_ANSWERER = "no answerer"
+
 
 @dataclass(frozen=True)
 class Wait:
@@ -23,7 +30,7 @@ class WaitGraph:
     def __init__(self) -> None:
         self._waits: dict[int, Wait] = {}
         self._next = 0
-        self.labels: dict[str, str] = {}  # agent id -> "child (owned by parent)"
+        self.labels: dict[str, str] = {}  # node -> "child (owned by parent)"
         self.positions: dict[str, str] = {}  # agent id -> where it is in its loop
 
     @contextmanager

@@ -9,6 +9,7 @@ from harness.scenario._load import (
     scenario_paths,
 )
 from harness.scenario._model import (
+    DEFAULT_GUARD,
     FEATURES,
     AgentSpec,
     AskedExpect,
@@ -22,12 +23,15 @@ from harness.scenario._model import (
     ToolErrorExpect,
     World,
 )
+from harness.scenario._turn import Call, Turn
 from harness.scenario._version import scenarios_version
 
 __all__ = [
+    "DEFAULT_GUARD",
     "FEATURES",
     "AgentSpec",
     "AskedExpect",
+    "Call",
     "DirectAsk",
     "DirectExpect",
     "Expect",
@@ -37,6 +41,7 @@ __all__ = [
     "ScenarioError",
     "TextMatch",
     "ToolErrorExpect",
+    "Turn",
     "World",
     "clauses",
     "load_all",

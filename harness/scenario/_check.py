@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from harness import _template
+import harness.scenario._template as _template
 from harness.runtime.tools import default_tools
 from harness.scenario._features import Problem, feature_problems, step_calls
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from harness.scenario._model import DEFAULT_GUARD
+
 Problem = tuple[str, str]  # (JSON pointer, message)
 
 
@@ -125,8 +127,8 @@ def _hang(doc: dict[str, Any]) -> Evidence:
 
 
 def _guard_variant(doc: dict[str, Any]) -> Evidence:
-    guard, said = _setting(doc, "guard", "runtime-ownership", "/guard")
-    if guard == "runtime-ownership":
+    guard, said = _setting(doc, "guard", DEFAULT_GUARD, "/guard")
+    if guard == DEFAULT_GUARD:
         return False, f"{said}, the decision"
     return True, f"{said}, a test-only variant"
 

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from harness._paths import CLAUSES_FILE, clauses_path, scenarios_dir
-from harness._script import Call, Turn
 from harness.runtime.questions import Answer, Intent, Option, Question
 from harness.scenario._check import semantic_problems, warnings
 from harness.scenario._model import (
+    DEFAULT_GUARD,
     AgentSpec,
     AskedExpect,
     DirectAsk,
@@ -28,6 +28,7 @@ from harness.scenario._model import (
     World,
 )
 from harness.scenario._schema import explain, is_valid
+from harness.scenario._turn import Call, Turn
 from harness.scenario._yaml import Document, YamlError, parse
 
 
@@ -235,7 +236,7 @@ def _build(doc: dict[str, Any], path: Path) -> Scenario:
         title=doc["title"],
         covers=tuple(doc["covers"]),
         features=tuple(doc["features"]),
-        guard=doc.get("guard", "runtime-ownership"),
+        guard=doc.get("guard", DEFAULT_GUARD),
         stream_chunk=doc.get("stream_chunk"),
         description=doc.get("description", ""),
         path=path,

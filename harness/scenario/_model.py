@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness._script import Turn
 from harness.runtime.questions import Answer, Question
+from harness.scenario._turn import Turn
 
 # The closed vocabulary of `features:` tags, in the order scenarios/schema.json lists them
 # (its $defs/feature enum, which describes each one). Mirrored here so Python code can
@@ -31,6 +31,10 @@ FEATURES: tuple[str, ...] = (
     "no-user-questions",
     "owned-resume",
 )
+
+# The caller check the design document decides: every scenario runs under it unless it
+# names another guard (one kept to prove the scenarios would catch it).
+DEFAULT_GUARD = "runtime-ownership"
 
 
 @dataclass(frozen=True)
@@ -173,7 +177,7 @@ class Scenario:
     # As written in the file (order kept, so a report can echo the author's list); a
     # default so code that builds a Scenario by hand need not invent tags.
     features: tuple[str, ...] = ()
-    guard: str = "runtime-ownership"
+    guard: str = DEFAULT_GUARD
     stream_chunk: int | None = None
     description: str = ""
     # Valid, but almost certainly not meant: one line each, like a problem's.

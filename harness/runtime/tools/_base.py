@@ -4,6 +4,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from harness.runtime.questions import AskUserQuestionRequest, UserQuestionError
+from harness.runtime.waits import ANSWERER, NO_ANSWERER
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -68,9 +69,7 @@ async def ask_user(
     A UserQuestionError comes back as the failed tool result, unchanged, so every consumer
     shows the model the same text.
     """
-    request = AskUserQuestionRequest(
-        questions=questions, agent=ctx.runtime.faults.caller(ctx.agent, tool), signal=ctx.signal
-    )
+    request = AskUserQuestionRequest(questions=questions, agent=ctx.agent, signal=ctx.signal)
     try:
         return await _ask(ctx, tool, request)
     except UserQuestionError as exc:
@@ -81,12 +80,7 @@ async def _ask(ctx: ToolContext, tool: str, request: AskUserQuestionRequest) -> 
     questions = ctx.runtime.questions
     # Only composed beside a service (see Runtime); exit_plan_mode checks before asking.
     assert questions is not None, f"{tool} asked with no user-questions service composed"
-    provider = questions.provider
-    target = (
-        f"{getattr(provider, 'kind', type(provider).__name__)} answerer"
-        if provider
-        else "no answerer"
-    )
+    target = ANSWERER if questions.provider is not None else NO_ANSWERER
     ids = ", ".join(f'"{q.id}"' for q in request.questions)
     with ctx.runtime.waits.awaiting(ctx.agent.id, f"answer to {ids}", target):
         return await questions.ask(request)

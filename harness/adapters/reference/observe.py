@@ -1,0 +1,163 @@
+"""World after a run -> Observation: what happened, read back from the durable logs.
+
+`to_json()` is the machine-readable contract of `harness run --json`; `snapshot()` is the
+normalised document pinned under snapshots/. Both are pure functions of the durable
+events, the answerer's call count and the fake's errors.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from harness.adapters.reference.world import LiveWorld
+from harness.contract import Event, Observation
+from harness.fake import ScriptError
+from harness.runtime.sessions import decode, plan_mode_logged
+from harness.scenario import Scenario
+
+
+class Logs(Mapping[str, list[Event]]):
+    """Every session's durable log, kept as the text the store holds and decoded on each
+    access: a thousand-agent tree's decoded events took three times the memory of its
+    text, and most runs only ever need the summary `observe` reads from them once."""
+
+    def __init__(self, texts: dict[str, str], root: str | None = None) -> None:
+        self._texts = texts
+        self._root = root  # a file-backed store's directory, scrubbed from what is read
+
+    def __getitem__(self, sid: str) -> list[Event]:
+        events = decode(self._texts[sid])
+        return events if self._root is None else [_scrub(e, self._root) for e in events]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._texts)
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+    def __repr__(self) -> str:
+        return f"Logs({sorted(self._texts)})"
+
+
+def observe(world: LiveWorld, outcome: str, error: str | None) -> Observation:
+    store = world.store
+    root = None if store.root is None else str(store.root)  # in memory: no path to leak
+    sessions = Logs({sid: store.text(sid) for sid in store.ids()}, root)
+    # One session decoded at a time, keeping only what the observation reports of it.
+    tool_errors: list[tuple[int, dict[str, Any]]] = []
+    delegations: list[tuple[int, str, str, str]] = []  # (seq, parent, child, tool result)
+    said: dict[str, list[tuple[int, str]]] = {}
+    final: dict[str, str | None] = {}
+    plan_mode: dict[str, bool] = {}
+    for sid, events in sessions.items():
+        for e in events:
+            if e["type"] != "tool/result":
+                continue
+            if e["is_error"]:
+                tool_errors.append(
+                    (e["seq"], _tool_error(sid, e["tool"], e["error"], e["content"]))
+                )
+            elif e.get("child"):
+                delegations.append((e["seq"], sid, e["child"], e["content"]))
+        said[sid] = [
+            (e["seq"], e["content"])
+            for e in events
+            if e["type"] == "message/assistant" and e.get("content")
+        ]
+        # Conversations only: a direct ask phase's session holds a durable header, no turns.
+        if any(e["type"] == "message/user" for e in events):
+            final[sid] = said[sid][-1][1] if said[sid] else None
+        if (state := plan_mode_logged(events)) is not None:
+            plan_mode[sid] = state
+    # A direct ask() phase's error sits where the store's counter put the call.
+    tool_errors += [
+        (r.seq, _tool_error(r.caller, "ask", r.error, r.text))
+        for r in world.direct
+        if r.error is not None
+    ]
+    handoffs = [
+        {
+            "parent": parent,
+            "child": child,
+            "child_final": _last_said(said.get(child, []), before=seq),
+            "tool_result": content,
+        }
+        for seq, parent, child, content in sorted(delegations)
+    ]
+    scenario = world.scenario
+    script_errors = [script_error_text(e, scenario) for e in world.llm.errors]
+    if outcome == "completed":
+        # A run cut short leaves steps unrequested as a consequence, not a cause; so does
+        # an agent whose script already failed.
+        failed = {e.agent for e in world.llm.errors}
+        script_errors += [
+            script_error_text(e, scenario) for e in world.llm.unconsumed() if e.agent not in failed
+        ]
+        script_errors += [f"{what} ({scenario.path})" for what in world.never_asked()]
+    return Observation(
+        scenario_id=world.scenario.id,
+        outcome=outcome,
+        error=error,
+        answerer_calls=len(world.answerer.calls) if world.answerer else 0,
+        tool_errors=[found for _, found in sorted(tool_errors, key=lambda p: p[0])],
+        handoffs=handoffs,
+        final=final,
+        sessions=sessions,
+        plan_mode=plan_mode,
+        script_errors=script_errors,
+        direct=[r.to_json() for r in world.direct],
+        asked=[c.to_json() for c in world.answerer.calls] if world.answerer else [],
+        requests=list(world.llm.requests),
+        served=world.llm.served,
+        model_prefix=world.llm.prefixes.summary(),
+        hang=world.hang,
+    )
+
+
+def script_error_text(error: ScriptError, scenario: Scenario) -> str:
+    """A script error, ending with where to fix it: the scenario file and, when the error
+    belongs to an agent, the JSON pointer of the step (or of the script, for a step that is
+    not there)."""
+    where = str(scenario.path)
+    with contextlib.suppress(ValueError):
+        where = str(scenario.path.resolve().relative_to(Path.cwd()))
+    agent = scenario.agents.get(error.agent or "")
+    if agent is not None:
+        step = error.step or 0
+        at = f"/agents/{agent.name}/script"
+        where += f": {at}/{step - 1}" if 1 <= step <= len(agent.script) else f": {at}"
+    return f"{error} ({where})"
+
+
+def _tool_error(agent: str | None, tool: str, error: dict[str, Any], text: str) -> dict[str, Any]:
+    return {
+        "agent": agent,
+        "tool": tool,
+        "code": error["code"],
+        "name": error["name"],
+        "is_error": True,
+        "text": text,
+    }
+
+
+def _last_said(said: list[tuple[int, str]], before: int) -> str | None:
+    last = None
+    for seq, content in said:
+        if seq > before:
+            break
+        last = content
+    return last
+
+
+def _scrub(value: Any, root: str) -> Any:
+    """No absolute path of this machine may reach a snapshot."""
+    if isinstance(value, str):
+        return value.replace(root, "{{store}}") if root in value else value
+    if isinstance(value, dict):
+        return {k: _scrub(v, root) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub(v, root) for v in value]
+    return value

@@ -1,0 +1,178 @@
+"""The scripted fake LLM as an ASGI app: what `harness serve` runs on uvicorn.
+
+Every request gets an answer, and it is JSON in OpenAI's error shape unless it is a
+completion: 404 for another path, 405 (with `Allow: POST`) for another method, 411 without
+a length, 413 over the body cap, 408 when the body stops arriving, 400 for a body or
+script the fake cannot answer, 500 (and one line on stderr) for a bug of ours. A request is
+checked whole before it consumes a scripted step (harness.fake.request), and a stream is
+written event by event, each flushed as produced. What the fake answers is
+`ScriptedLLM.complete()`, the same answer the in-process transport sends whole.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from harness.fake.scripted import ScriptedLLM
+from harness.fake.wires import Answer
+from harness.fake.wires.chat_completions import error
+
+Message = dict[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+PATH = "/v1/chat/completions"
+PATHS = (PATH, "/chat/completions")  # with or without the /v1 a base URL may carry
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How much the server takes, and how it may misbehave on purpose."""
+
+    max_body: int = 8 * 1024 * 1024  # bytes of request body
+    read_timeout: float = 10.0  # seconds the next piece of a body may take to arrive
+    chunk_delay: float = 0.0  # seconds before each streamed event: a slow or stalled model
+    cut_after: int | None = None  # end each stream after this many events, with no [DONE]
+
+
+def _log(line: str) -> None:
+    print(f"harness serve: {line}", file=sys.stderr, flush=True)
+
+
+class FakeApp:
+    def __init__(
+        self, llm: ScriptedLLM, limits: Limits = Limits(), log: Callable[[str], None] = _log
+    ) -> None:
+        self.llm = llm
+        self.limits = limits
+        self.log = log
+        self.activity = asyncio.Event()  # set after each answered request
+        self.disconnects = 0
+
+    async def __call__(self, scope: Message, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        started = False
+
+        async def tracked(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self._handle(scope, receive, tracked)
+        except Exception as exc:
+            # A bug of ours: the client still gets an answer, and the log one line.
+            self.log(f"internal error answering {scope['method']} {scope['path']}: "
+                     f"{type(exc).__name__}: {exc}; this is a bug in keyless-harness")  # fmt: skip
+            if not started:
+                await _answer(send, error(500, "the fake failed; see its stderr",
+                                                      "internal_error"))  # fmt: skip
+        finally:
+            # Counted even when the client left early: the step it consumed is served.
+            self.activity.set()
+
+    async def _handle(self, scope: Message, receive: Receive, send: Send) -> None:
+        path, method = scope["path"], scope["method"]
+        if path.rstrip("/") not in PATHS:
+            message = f"no route {path}; POST {PATH}"
+            return await _answer(send, error(404, message, "not_found"))
+        if method != "POST":
+            message = f"{method} is not allowed on {path}; POST {PATH}"
+            refused = error(405, message, "method_not_allowed")
+            return await _answer(send, refused, [(b"allow", b"POST")])
+        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]
+        names = {k.lower(): v for k, v in headers}
+        if "content-length" not in names and "chunked" not in names.get("transfer-encoding", ""):
+            message = "a chat completion request needs a body with a Content-Length"
+            return await _answer(send, error(411, message, "length_required"))
+        body = await self._read(receive, names.get("content-length"))
+        if body is None:  # the client left before sending it all
+            return None
+        if isinstance(body, Answer):
+            return await _answer(send, body, [(b"connection", b"close")])
+        request = httpx.Request("POST", f"http://fake{PATH}", headers=headers, content=body)
+        answer = self.llm.complete(request)
+        if not answer.streamed:
+            return await _answer(send, answer)
+        return await self._stream(answer, receive, send)
+
+    async def _read(self, receive: Receive, length: str | None) -> bytes | Answer | None:
+        cap = self.limits.max_body
+        too_large = error(
+            413, f"the request body is over {cap} bytes; serve with a larger --max-body-mib",
+            "request_too_large", None,
+        )  # fmt: skip
+        if length is not None and length.isdigit() and int(length) > cap:
+            return too_large
+        parts: list[bytes] = []
+        size = 0
+        while True:
+            try:
+                message = await asyncio.wait_for(receive(), self.limits.read_timeout)
+            except TimeoutError:
+                return error(
+                    408,
+                    f"the request body stopped arriving for {self.limits.read_timeout:g} s (a "
+                    "Content-Length longer than the body?)",
+                    "request_timeout",
+                )
+            if message["type"] == "http.disconnect":
+                return None
+            part = message.get("body", b"")
+            size += len(part)
+            if size > cap:
+                return too_large
+            parts.append(part)
+            if not message.get("more_body"):
+                return b"".join(parts)
+
+    async def _stream(self, answer: Answer, receive: Receive, send: Send) -> None:
+        served = self.llm.requests[-1]  # complete() just captured it; nothing ran between
+        await send({"type": "http.response.start", "status": answer.status,
+                    "headers": [(b"content-type", answer.content_type.encode()),
+                                (b"cache-control", b"no-cache")]})  # fmt: skip
+        # uvicorn drops writes to a closed connection silently; only receive() says it closed.
+        gone = asyncio.ensure_future(receive())
+        events = answer.pieces
+        cut = self.limits.cut_after
+        try:
+            for sent, event in enumerate(events):
+                if cut is not None and sent >= cut:
+                    self.log(f"cut agent {served.agent}'s step {served.step} after {cut} "
+                             f"of {len(events)} events, as --cut-stream-after says")  # fmt: skip
+                    break
+                if self.limits.chunk_delay:
+                    await asyncio.sleep(self.limits.chunk_delay)
+                if gone.done():
+                    self.disconnects += 1
+                    self.log(f"the client left during agent {served.agent}'s step "
+                             f"{served.step}, after {sent} of {len(events)} events; the step "
+                             "counts as served")  # fmt: skip
+                    return
+                await send({"type": "http.response.body", "body": event, "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            gone.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await gone
+
+
+async def _answer(
+    send: Send, answer: Answer, extra: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    content = answer.content()
+    headers = [
+        (b"content-type", answer.content_type.encode()),
+        (b"content-length", str(len(content)).encode()),
+        *(extra or []),
+    ]
+    await send({"type": "http.response.start", "status": answer.status, "headers": headers})
+    await send({"type": "http.response.body", "body": content})

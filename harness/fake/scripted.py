@@ -1,0 +1,239 @@
+"""`ScriptedLLM`: one script per agent, replayed as an OpenAI-compatible Chat Completions
+endpoint.
+
+Parent and child share one endpoint. The fake answers each request with its agent's next
+scripted turn; which agent that is comes from the `X-Harness-Agent` header when the runtime
+sends it, and otherwise from the conversation (harness.fake.routing has the rules). Every
+way a script can be misused has its own exception; the fake records it, answers HTTP 400
+with an OpenAI-style error body, and never wraps around or waits.
+
+`complete()` is the whole fake, before any transport: the request checks
+(harness.fake.request), routing, the reply (harness.fake.reply), the record of what was
+sent (harness.fake.record) and the wire format (harness.fake.wires). The in-process
+transport (harness.fake.transport) and `harness serve` (harness.fake.asgi) both call it.
+
+    llm = ScriptedLLM({"parent": [Turn.tool("subagent", {...}), Turn.text("done")]})
+    client = httpx.AsyncClient(transport=llm.transport())
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Mapping, MutableSequence, Sequence
+from typing import Any
+
+import httpx
+
+from harness.contract import AGENT_HEADER, CapturedRequest
+from harness.fake.dialect import REFERENCE_DELEGATION, Delegation
+from harness.fake.record import PrefixLog, Record
+from harness.fake.reply import AgentState, Finished, render
+from harness.fake.request import (
+    check_declared,
+    check_request,
+    checked_messages,
+    describe,
+    describe_turn,
+    parsed,
+)
+from harness.fake.routing import Routes, default_roots
+from harness.fake.script import ScriptError, ScriptExhausted, UnconsumedSteps, UnknownAgent
+from harness.fake.transport import BASE_URL, Handler, response, respx_router
+from harness.fake.wires import Answer, chat_completions
+from harness.scenario import Turn
+
+# Awaited with (agent, step) before that step is served: a moment inside a run.
+BeforeTurn = Callable[[str, int], Awaitable[None]]
+
+
+class ScriptedLLM:
+    """One script per agent, served as a Chat Completions endpoint.
+
+    `roots` are the agents that root phases start, in order (default: every agent no
+    scripted delegation names); `session_header` is a header the runtime sends that keys a
+    conversation (the two matter only to runtimes that do not send `X-Harness-Agent`);
+    `delegation` is the runtime's spelling of `subagent {name, prompt}`.
+
+    `strict` refuses what the real API refuses beyond the shape and conversation checks
+    that always apply: a request without a `model`, and a scripted tool call the request
+    declared no tool for (harness.fake.request). `check_history` refuses a request that
+    does not carry on the agent's conversation as served, the model's own replies
+    included: no real API checks that (it keeps no state), but a runtime that garbles its
+    history is wrong all the same, and a scripted model would not notice otherwise. `keep`
+    bounds the captured requests to the last N (None keeps every one); `prefixes` sums up
+    every request's model-visible prefix all the same. `error_bodies=False` keeps no body
+    of a refused request, for a server, where such requests are what a flood is made of.
+    `created` fixes the completions' `created` time (default: the clock at each reply).
+    """
+
+    def __init__(
+        self,
+        scripts: Mapping[str, Sequence[Turn]],
+        *,
+        model: str = "scripted",
+        chunk: int | None = None,
+        roots: Sequence[str] | None = None,
+        session_header: str | None = None,
+        delegation: Delegation = REFERENCE_DELEGATION,
+        strict: bool = False,
+        check_history: bool = False,
+        keep: int | None = None,
+        error_bodies: bool = True,
+        created: int | None = None,
+    ):
+        self.scripts = {name: tuple(turns) for name, turns in scripts.items()}
+        self.model = model
+        # Streaming delta size in characters: None sends each text or argument string whole.
+        self.chunk = chunk
+        self.delegation = delegation
+        self.routes = Routes(
+            default_roots(self.scripts) if roots is None else roots, session_header
+        )
+        self.strict = strict
+        self.check_history = check_history
+        self.created = created
+        self.record = Record(keep)
+        self.error_bodies = error_bodies
+        self.errors: list[ScriptError] = []
+        self._state = {name: AgentState() for name in self.scripts}
+        self._finished = Finished()
+        self._call_ids = 0
+        self._completion_ids = 0
+        self._unscripted: dict[str, int] = {}  # requests per agent nobody scripted
+        self.before_turn: BeforeTurn | None = None
+
+    @property
+    def requests(self) -> MutableSequence[CapturedRequest]:
+        """The captured requests, the last `keep` of them."""
+        return self.record.requests
+
+    @property
+    def served(self) -> int:
+        """Requests answered, kept or not."""
+        return self.record.served
+
+    @property
+    def prefixes(self) -> PrefixLog:
+        """The model-visible prefix of every request answered, kept or not."""
+        return self.record.prefixes
+
+    def conversations(self) -> dict[str, str]:
+        """Conversation key (the session header's value) -> the agent it was assigned: how
+        a runtime's own ids map back to the scenario's agent names."""
+        return dict(self.routes.keys)
+
+    # -- wiring -----------------------------------------------------------------------
+    def transport(self, base_url: str = BASE_URL) -> httpx.MockTransport:
+        """An httpx transport serving this script at `base_url`, for an AsyncClient."""
+        return httpx.MockTransport(Handler(self, base_url).handle)
+
+    def router(self, base_url: str = BASE_URL) -> Any:
+        """A respx router that routes to this script's handler and refuses anything it
+        does not mock."""
+        return respx_router(Handler(self, base_url), base_url)
+
+    async def before(self, request: httpx.Request) -> None:
+        """Give `before_turn` its moment before an agent's scripted step is served
+        (in-process transports only: a loopback server has no event loop to share)."""
+        if self.before_turn is None:
+            return
+        try:
+            agent = self.routes.place(request, parsed(request.content))
+        except ScriptError:
+            return  # complete() reports it, once
+        state = self._state.get(agent)
+        if state is not None:
+            await self.before_turn(agent, state.cursor + 1)
+
+    # -- the endpoint -----------------------------------------------------------------
+    def respond(self, request: httpx.Request) -> httpx.Response:
+        """The HTTP response to one request, whatever its URL."""
+        return response(self.complete(request), request)
+
+    def complete(self, request: httpx.Request) -> Answer:
+        """The answer to one request, before any transport: the step it consumes, or the
+        error that consumed none."""
+        self.record.served += 1
+        body = parsed(request.content)
+        try:
+            agent, step, message = self._reply(request, body)
+        except ScriptError as exc:
+            self.errors.append(exc)
+            self.record.add(request, exc.agent, exc.step, body, kept=self.error_bodies)
+            return chat_completions.error(400, str(exc), exc.code, exc.param)
+        self.record.add(request, agent, step, body)
+        self._completion_ids += 1
+        created = int(time.time()) if self.created is None else self.created
+        return chat_completions.reply(
+            body,
+            message,
+            serial=self._completion_ids,
+            created=created,
+            model=self.model,
+            chunk=self.chunk,
+        )
+
+    def _reply(self, request: httpx.Request, body: Any) -> tuple[str, int, dict[str, Any]]:
+        """(agent, step, the assistant message) for a request the script can answer; the
+        ScriptError that says why not otherwise, naming the agent and step it got to."""
+        check_request(body, strict=self.strict, agent=request.headers.get(AGENT_HEADER))
+        agent = self.routes.place(request, body)
+        state = self._state.get(agent)
+        if state is None:
+            known = ", ".join(sorted(self.scripts)) or "none"
+            step = self._unscripted[agent] = self._unscripted.get(agent, 0) + 1
+            raise UnknownAgent(
+                f"no script for agent {agent!r} (scripted agents: {known}); it asked for "
+                f"step {step}; request: {describe(body)}",
+                agent=agent,
+                step=step,
+            )
+        step = state.cursor + 1
+        script = self.scripts[agent]
+        history = state.history() if self.check_history and state.served else None
+        messages = checked_messages(agent, step, body, history)
+        if state.cursor >= len(script):
+            raise ScriptExhausted(
+                f"agent {agent} asked for step {step}, but its script has only "
+                f"{len(script)} step(s); add a step or find why the runtime asked again; "
+                f"request: {describe(body)}",
+                agent=agent,
+                step=step,
+            )
+        message, delegations = render(
+            agent, step, state, script[state.cursor], messages, self.delegation, self._call_id
+        )
+        if self.strict:
+            check_declared(agent, step, message, body)
+        # Only a reply that will be sent may open delegations for routing.
+        self.routes.issued(agent, message, delegations)
+        state.cursor += 1
+        if self.check_history:
+            said = [m for m in messages if not (isinstance(m, dict) and m.get("role") == "system")]
+            state.served = [*said, message]
+            if state.cursor == len(script):
+                self._finished.add(state)
+        return agent, step, message
+
+    def _call_id(self) -> str:
+        self._call_ids += 1
+        return f"call_{self._call_ids}"
+
+    # -- after the run ----------------------------------------------------------------
+    def unconsumed(self) -> list[UnconsumedSteps]:
+        """One error per agent whose script still has steps: a scenario that ends early
+        must not pass silently."""
+        out = []
+        for agent, script in sorted(self.scripts.items()):
+            cursor = self._state[agent].cursor
+            if cursor < len(script):
+                left = len(script) - cursor
+                out.append(
+                    UnconsumedSteps(
+                        f"agent {agent}: {left} scripted step(s) never requested, starting at "
+                        f"step {cursor + 1} ({describe_turn(script[cursor])})",
+                        agent=agent,
+                        step=cursor + 1,
+                    )
+                )
+        return out

@@ -1,0 +1,100 @@
+"""The fake in-process: one handler, `httpx.MockTransport`-shaped, that answers POST
+{base}/chat/completions with the fake's answer and refuses anything else.
+
+A refused request raises respx's `AllMockedAssertionError` with respx's own message, as the
+respx router the harness used before did with `assert_all_mocked`: an assertion, not an
+httpx error, so a runtime pointed at the wrong URL cannot mistake it for a model's refusal.
+The endpoint is matched as that router matched it: method, scheme, host and path, and the
+port only when the base URL names one; the query is not looked at. `ScriptedLLM.transport()`
+hands this handler to httpx directly, and `ScriptedLLM.router()` is a respx router that
+routes to it, for tests that compose respx routes of their own.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable
+from typing import Any, NoReturn, Protocol
+
+import httpx
+
+from harness.fake.wires import Answer
+
+BASE_URL = "http://fake-llm.invalid/v1"
+PATH = "/chat/completions"  # below the base URL
+
+
+def response(answer: Answer, request: httpx.Request | None = None) -> httpx.Response:
+    """The HTTP response carrying `answer`, bound to the `request` it answers if given."""
+    return httpx.Response(
+        answer.status,
+        content=answer.content(),
+        headers={"content-type": answer.content_type},
+        request=request,
+    )
+
+
+class Fake(Protocol):
+    """What the handler serves (ScriptedLLM): a hook to await before a step, and the answer
+    to a request."""
+
+    @property
+    def before_turn(self) -> Callable[[str, int], Awaitable[None]] | None: ...
+
+    async def before(self, request: httpx.Request) -> None: ...
+
+    def complete(self, request: httpx.Request) -> Answer: ...
+
+
+class Handler:
+    """The fake behind one base URL. `handle` is the `httpx.MockTransport` handler: the
+    fake's `before_turn` hook is awaited, then `respond` answers. `respond` is the same
+    answer without the hook, for synchronous callers (a respx route, an httpx.Client)."""
+
+    def __init__(self, llm: Fake, base_url: str = BASE_URL) -> None:
+        self.llm = llm
+        self._scheme, self._host, self._port, self._path = _endpoint(base_url)
+
+    def serves(self, request: httpx.Request) -> bool:
+        url = request.url
+        return (
+            request.method == "POST"
+            and url.path == self._path
+            and url.host == self._host
+            and url.scheme == self._scheme
+            and (self._port is None or url.port == self._port)
+        )
+
+    def respond(self, request: httpx.Request) -> httpx.Response:
+        if not self.serves(request):
+            _refuse(request)
+        return response(self.llm.complete(request), request)
+
+    async def handle(self, request: httpx.Request) -> httpx.Response:
+        if self.llm.before_turn is not None and self.serves(request):
+            await self.llm.before(request)
+        return self.respond(request)
+
+
+@functools.cache
+def _endpoint(base_url: str) -> tuple[str, str, int | None, str]:
+    """(scheme, host, port or None, path) of the endpoint below `base_url`: parsed once per
+    base URL, since parsing one costs about as much as answering a request."""
+    base = httpx.URL(base_url)
+    return base.scheme, base.host, base.port, base.path.rstrip("/") + PATH
+
+
+def _refuse(request: httpx.Request) -> NoReturn:
+    from respx.models import AllMockedAssertionError
+
+    raise AllMockedAssertionError(f"RESPX: {request!r} not mocked!")
+
+
+def respx_router(handler: Handler, base_url: str) -> Any:
+    """A respx router whose one route, POST {base}/chat/completions, routes to `handler`,
+    and which refuses anything it does not mock."""
+    import respx
+
+    router = respx.Router(base_url=base_url, assert_all_mocked=True, assert_all_called=False)
+    router.post(PATH).mock(side_effect=handler.respond)
+    return router
