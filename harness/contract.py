@@ -229,7 +229,7 @@ class AdapterError(Exception):
 @dataclass(frozen=True)
 class RunOptions:
     backstop: float = DEFAULT_BACKSTOP  # wall-clock seconds per scenario
-    guard: str | None = None  # a caller-check variant: the reference runtime's test seam only
+    guard: str | None = None  # a caller-check guard: the reference runtime's test seam only
     wire: Wire = field(default_factory=Wire)
 
 

@@ -184,7 +184,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--guard",
         default=None,
         metavar="NAME",
-        help="run scenarios under a caller-check variant (test-only unless runtime-ownership)",
+        help="run scenarios under a caller-check guard (test-only unless runtime-ownership)",
     )
     group.addoption(
         "--harness-snapshots",

@@ -292,7 +292,7 @@ TAG_CASES = [
     ),
     pytest.param(
         GOOD, "guard-variant", "title: t", "title: t\nguard: tool-only",
-        "/guard is tool-only, a test-only variant", id="guard-variant",
+        "/guard is tool-only, a test-only guard", id="guard-variant",
     ),
     pytest.param(
         GOOD, "no-registry", "title: t", "title: t\nworld: {registry: absent}",

@@ -72,7 +72,7 @@ def test_a_hang_draws_its_wait_for_graph_and_the_mutants_matrix(written: Path) -
     parsed = Sections()
     parsed.feed(html)
     assert parsed.sections[HANGS]["figures"] == ["sequence", "wait-for"]
-    assert '<table class="mutants">' in html and "Variants no scenario kills: none" in html
+    assert '<table class="mutants">' in html and "Guards no scenario kills: none" in html
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="LOUD SKIP: no chromium on PATH; .ci/run "

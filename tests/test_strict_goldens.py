@@ -205,7 +205,7 @@ def test_the_decision_named_explicitly_is_no_variant_for_another_adapter(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     # A Python adapter (the reference with a twist, tests/test_results.py): the decision
-    # named is what it runs anyway; only a test-only variant is the reference's own seam.
+    # named is what it runs anyway; only a test-only guard is the reference's own seam.
     spec = "tests.test_results:make"
     assert main(["run", "--adapter", spec, "--guard", "runtime-ownership", ZERO]) == 0
     assert main(["run", "--adapter", spec, "--guard", "none", ZERO]) == 2

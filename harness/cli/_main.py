@@ -52,7 +52,9 @@ COMMANDS = (
         "write golden snapshots from the reference runtime (never under CI)",
     ),
     Command(
-        "mutants", "harness.cli.mutants", "run every scenario under every test-only guard variant"
+        "mutants",
+        "harness.cli.mutants",
+        "every scenario under every test-only guard: the guard matrix",
     ),
 )
 _BY_NAME = {c.name: c for c in COMMANDS}

@@ -72,7 +72,7 @@ def add_options(command: Any) -> None:
         default=None,
         metavar="NAME",
         help="run the scenarios that do not name a guard of their own under a caller-check "
-        "variant (test-only unless runtime-ownership, the default): " + ", ".join(GUARD_NAMES),
+        "guard (test-only unless runtime-ownership, the default): " + ", ".join(GUARD_NAMES),
     )
     add("--stream", action="store_true", help="stream replies as SSE chat.completion.chunk deltas")
     add(
@@ -96,7 +96,7 @@ class Plan:
     known_ids: frozenset[str]
     adapter: Adapter
     expectations: Expectations
-    options: RunOptions  # backstop, requested guard variant, wire
+    options: RunOptions  # backstop, requested guard, wire
     golden: Path
     # Every run that gates something must compare texts (see plan()).
     require_golden: bool

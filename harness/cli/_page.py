@@ -163,9 +163,9 @@ def _golden_diff(item: Ran, path: Path, reference: bool) -> str:
 
 def _mutants(matrix: Matrix) -> str:
     rows = ['<h2 id="mutants">Mutants</h2>', '<table class="mutants"><tr><th>scenario</th>'
-            + "".join(f"<th>{escape(v)}</th>" for v in matrix.variants) + "</tr>"]  # fmt: skip
+            + "".join(f"<th>{escape(v)}</th>" for v in matrix.guards) + "</tr>"]  # fmt: skip
     for scenario in matrix.scenarios:
-        cells = "".join(f"<td>{escape(matrix.cells[v, scenario])}</td>" for v in matrix.variants)
+        cells = "".join(f"<td>{escape(matrix.cells[v, scenario])}</td>" for v in matrix.guards)
         rows.append(f"<tr><td>{escape(scenario)}</td>{cells}</tr>")
     survivors = ", ".join(matrix.survivors()) or "none"
-    return "\n".join([*rows, "</table>", f"<p>Variants no scenario kills: {escape(survivors)}</p>"])
+    return "\n".join([*rows, "</table>", f"<p>Guards no scenario kills: {escape(survivors)}</p>"])

@@ -1,5 +1,5 @@
-"""`harness mutants`: every scenario under every test-only guard variant, as a matrix;
-exit 1 when some variant survives every scenario."""
+"""`harness mutants`: the guard matrix, every scenario under every test-only guard; exit 1
+when some guard survives every scenario."""
 
 from __future__ import annotations
 
@@ -24,11 +24,11 @@ def run(args: argparse.Namespace) -> int:
         return scenarios
     bar: list[Progress] = []
 
-    def progress(done: int, total: int, variant: str, scenario: str, cell: str) -> None:
+    def progress(done: int, total: int, guard: str, scenario: str, cell: str) -> None:
         # stderr, so --json output stays clean: a bar on a terminal, a line per cell in a log.
         if not bar:
             bar.append(Progress(total, "mutants"))
-        bar[0].step(f"{variant} x {scenario}", cell)
+        bar[0].step(f"{guard} x {scenario}", cell)
 
     matrix = mutant_matrix(scenarios, progress=progress)
     if args.json:

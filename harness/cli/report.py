@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="where report.html goes (default: ./harness-report)",
     )
     parser.add_argument("--mutants", action="store_true",
-                        help="add the matrix of scenarios by test-only variants")  # fmt: skip
+                        help="add the matrix of scenarios by test-only guards")  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:

@@ -18,7 +18,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=GUARD_NAMES,
         default=None,
         metavar="NAME",
-        help="caller-check variant, e.g. none to see the hang before the fix",
+        help="caller-check guard, e.g. none to see the hang before the fix",
     )
     parser.add_argument(
         "--mermaid",

@@ -44,7 +44,7 @@ def run_loop(
 ) -> Iterator[Ran]:
     """Run each scenario on `adapter`, in order, and yield it judged.
 
-    `options` are the run's backstop, requested guard variant (applied as effective_guard
+    `options` are the run's backstop, requested guard (applied as effective_guard
     says) and wire. With `golden` (a snapshots directory) each observation is compared with
     its golden snapshot; with `require_golden`, a scenario without one fails. Each result
     is labelled by `expectations` (none: only a pass or a skip is acceptable). The adapter

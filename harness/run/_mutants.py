@@ -28,24 +28,23 @@ def verdict(result: Result) -> str:
 
 @dataclass
 class Matrix:
-    variants: list[str]
+    guards: list[str]
     scenarios: list[str]
     cells: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def survivors(self) -> list[str]:
-        """Variants that survived every scenario."""
-        return [
-            v for v in self.variants if all(self.cells[v, s] == SURVIVED for s in self.scenarios)
-        ]
+        """Guards that survived every scenario."""
+        return [v for v in self.guards if all(self.cells[v, s] == SURVIVED for s in self.scenarios)]
 
     def to_json(self) -> dict[str, Any]:
         return {
+            # The key predates the one name, and output is a contract: it stays.
             "variants": {
                 v: {
                     kind: [s for s in self.scenarios if self.cells[v, s] == kind]
                     for kind in (KILLED, HANG, SURVIVED)
                 }
-                for v in self.variants
+                for v in self.guards
             },
             "survivors": self.survivors(),
         }
@@ -57,35 +56,35 @@ def mutant_matrix(
     backstop: float = DEFAULT_BACKSTOP,
     progress: Callable[[int, int, str, str, str], None] | None = None,
 ) -> Matrix:
-    variants = [name for name in GUARDS if name != RUNTIME_OWNERSHIP.name]
-    # A scenario with a guard of its own (hang-before-the-fix) reproduces that variant and
-    # always runs under it (effective_guard): it can tell no variant from the decision.
+    guards = [name for name in GUARDS if name != RUNTIME_OWNERSHIP.name]
+    # A scenario with a guard of its own (hang-before-the-fix) reproduces that guard and
+    # always runs under it (effective_guard): it can tell no guard from the decision.
     scenarios = [s for s in scenarios if s.guard == RUNTIME_OWNERSHIP.name]
-    matrix = Matrix(variants, [s.id for s in scenarios])
-    total, done = len(variants) * len(scenarios), 0
+    matrix = Matrix(guards, [s.id for s in scenarios])
+    total, done = len(guards) * len(scenarios), 0
     with ReferenceAdapter() as reference:
-        for variant in variants:
+        for guard in guards:
             for scenario in scenarios:
-                result = run_scenario(scenario, adapter=reference, backstop=backstop, guard=variant)
+                result = run_scenario(scenario, adapter=reference, backstop=backstop, guard=guard)
                 cell = verdict(result)
-                matrix.cells[variant, scenario.id] = cell
+                matrix.cells[guard, scenario.id] = cell
                 done += 1
                 if progress is not None:
-                    progress(done, total, variant, scenario.id, cell)
+                    progress(done, total, guard, scenario.id, cell)
     return matrix
 
 
 def render(matrix: Matrix) -> list[str]:
-    """Scenarios down, variants across, one mark per cell: K killed, . survived, H hang."""
+    """Scenarios down, guards across, one mark per cell: K killed, . survived, H hang."""
     marks = {KILLED: "K", SURVIVED: ".", HANG: "H"}
     width = max(len(s) for s in matrix.scenarios)
-    header = " " * width + "  " + "  ".join(f"{i + 1:>2}" for i in range(len(matrix.variants)))
+    header = " " * width + "  " + "  ".join(f"{i + 1:>2}" for i in range(len(matrix.guards)))
     lines = [header]
     for s in matrix.scenarios:
-        row = "  ".join(f"{marks[matrix.cells[v, s]]:>2}" for v in matrix.variants)
+        row = "  ".join(f"{marks[matrix.cells[v, s]]:>2}" for v in matrix.guards)
         lines.append(f"{s:<{width}}  {row}")
     lines.append("")
-    for i, v in enumerate(matrix.variants):
+    for i, v in enumerate(matrix.guards):
         killers = [s for s in matrix.scenarios if matrix.cells[v, s] != SURVIVED]
         verdict_text = f"killed by {len(killers)}" if killers else "SURVIVED every scenario"
         lines.append(f"{i + 1:>2} {v:<17} {GUARDS[v].description}: {verdict_text}")

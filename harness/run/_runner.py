@@ -27,7 +27,7 @@ from harness.scenario import DEFAULT_GUARD, Scenario
 def effective_guard(scenario: Scenario, requested: str | None) -> str:
     """The caller check a scenario runs under. Its own `guard:` is part of what it means
     (`hang-before-the-fix` is the behaviour before the fix), so it always wins; a requested
-    variant (`--guard`) applies to the scenarios that leave theirs at the decision."""
+    guard (`--guard`) applies to the scenarios that leave theirs at the decision."""
     if scenario.guard != DEFAULT_GUARD:
         return scenario.guard
     return requested or DEFAULT_GUARD
@@ -44,9 +44,9 @@ def run_scenario(
     require_golden: bool = False,
 ) -> Result:
     """Run one scenario on `adapter` and judge it (no adapter: a reference runtime of its
-    own, closed after the run). `guard` is a requested variant, applied as effective_guard
+    own, closed after the run). `guard` is a requested guard, applied as effective_guard
     says. With `golden` (a snapshots directory), its snapshot is compared too, whenever the
-    scenario runs under its own guard (a variant's observation is not what the golden
+    scenario runs under its own guard (another guard's observation is not what the golden
     pins): all of it for the reference runtime, the portable part for any other; with
     `require_golden`, a scenario that has no snapshot there fails."""
     if adapter is None:

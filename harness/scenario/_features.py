@@ -130,7 +130,7 @@ def _guard_variant(doc: dict[str, Any]) -> Evidence:
     guard, said = _setting(doc, "guard", DEFAULT_GUARD, "/guard")
     if guard == DEFAULT_GUARD:
         return False, f"{said}, the decision"
-    return True, f"{said}, a test-only variant"
+    return True, f"{said}, a test-only guard"
 
 
 def _no_registry(doc: dict[str, Any]) -> Evidence:
