@@ -459,3 +459,17 @@ def test_a_jsonl_command_may_set_its_environment_first(monkeypatch: pytest.Monke
         assert adapter.name == "py" and getattr(adapter, "runtime", "") == "set, as env would"
     finally:
         adapter.close()
+
+
+def test_a_process_gone_before_its_line_is_sent_is_reported_as_gone_before_the_reply() -> None:
+    # Whether the harness notices an exited adapter on writing its line or on reading the
+    # reply is a race; the report is the same either way (it once flaked in CI).
+    from harness.adapters._jsonl import _Process
+    from harness.adapters._reported import ProtocolError
+
+    proc = _Process([sys.executable, "-c", "import sys; sys.exit(5)"], None, None)
+    assert proc.popen.wait(5) == 5
+    with pytest.raises(ProtocolError) as raised:
+        for _ in range(100):  # the first write may land in the pipe's buffer
+            proc.send({"type": "hello", "padding": "x" * 65536}, awaiting="hello")
+    assert str(raised.value) == "the adapter process exited (status 5) before its hello"

@@ -112,6 +112,35 @@ def test_without_the_detector_a_hang_is_left_to_the_backstop() -> None:
     assert result.status == "fail"  # the scenario expects the detector's hang
 
 
+def test_a_reference_adapter_keeps_its_loop_but_leaves_nothing_on_the_thread_between_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A session-long adapter (the pytest plugin's) must not leave a batch open or a Ctrl-C
+    # handler installed between its runs: a test that runs next on the same thread would
+    # find a batch() already open (and so a no-op), and Ctrl-C no longer its own.
+    made: list[DeadlockDetectingLoop] = []
+    init = DeadlockDetectingLoop.__init__
+
+    def counted(self: DeadlockDetectingLoop) -> None:
+        made.append(self)
+        init(self)
+
+    monkeypatch.setattr(DeadlockDetectingLoop, "__init__", counted)
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    adapter = ReferenceAdapter()
+    try:
+        for sid in ("live-root-answered", "zero-depth-live-child"):
+            assert run_scenario(SCENARIOS[sid], adapter=adapter).status == "pass"
+            assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+            with batch():  # a batch of its own, not the adapter's left open
+                assert run_scenario(SCENARIOS[sid]).status == "pass"
+        assert len(made) == 3 and not made[0].is_closed()  # the adapter's, and two batches'
+    finally:
+        adapter.close()
+        signal.signal(signal.SIGINT, before)
+    assert made[0].is_closed()
+
+
 def test_a_batch_shares_a_loop_yet_each_run_starts_clean(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

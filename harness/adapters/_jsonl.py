@@ -91,7 +91,8 @@ class JsonLinesAdapter:
                 f"{exc.strerror or exc}"
             ) from None
         try:
-            proc.send({"type": "hello", "protocol": PROTOCOL, "scenarios_version": self._version})
+            hello_line = {"type": "hello", "protocol": PROTOCOL, "scenarios_version": self._version}
+            proc.send(hello_line, awaiting="hello")
             hello = check(proc.receive(self.hello_timeout, "hello"), "hello")
             if hello["type"] == "error":
                 raise ProtocolError(f"it answered hello with an error: {hello['message']}")
@@ -150,7 +151,8 @@ class JsonLinesAdapter:
                          "session_header": self.session_header,
                          "stream": options.wire.stream}  # fmt: skip
             proc.send({"type": "run", "id": scenario.id, "scenario": _document(scenario),
-                       "model": model, "backstop": options.backstop})  # fmt: skip
+                       "model": model, "backstop": options.backstop},
+                      awaiting=f"result for {scenario.id}")  # fmt: skip
             line = proc.receive(options.backstop + self.grace, f"result for {scenario.id}")
             kind = line.get("type") if isinstance(line, dict) else None
             label = f"{kind} for {scenario.id}" if kind in REPLIES else f"reply to {scenario.id}"
@@ -235,13 +237,16 @@ class _Process:
         lines = list(self.stderr)
         return f"; its stderr ends: {' | '.join(lines[-3:])}" if lines else ""
 
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: dict[str, Any], *, awaiting: str) -> None:
+        """Write one line. A process that has already exited is reported as receive()
+        would report it once the line had gone (`before its {awaiting}`): which of the two
+        notices first is a race, and the report must not depend on it."""
         assert self.popen.stdin is not None
         try:
             self.popen.stdin.write(json.dumps(message, ensure_ascii=False) + "\n")
             self.popen.stdin.flush()
         except (BrokenPipeError, OSError):
-            raise ProtocolError(self.exited()) from None
+            raise ProtocolError(f"{self.exited()} before its {awaiting}") from None
 
     def exited(self) -> str:
         try:  # its output ended a moment before it did: give its status time to arrive

@@ -10,13 +10,13 @@ modules are imported on first run: naming the adapter costs nothing.
 from __future__ import annotations
 
 import platform
-from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.contract import Observation, RunOptions
 
 if TYPE_CHECKING:
+    from harness.adapters.reference.batch import Batch
     from harness.scenario import Scenario
 
 
@@ -24,9 +24,10 @@ class ReferenceAdapter:
     """`detector=False` runs each scenario on a plain event loop: a hang is then found by
     the backstop alone, as it would be without this harness.
 
-    The scenarios it runs share one event loop per detector setting (a batch), opened at
+    The scenarios it runs share one event loop per detector setting (a batch), made at
     the first run and closed by close(): a loop costs more to make than a small scenario
-    to run."""
+    to run. Between runs nothing of it is left on the thread (no current batch, no Ctrl-C
+    handler)."""
 
     name = "reference"
     features: frozenset[str] | None = None  # it runs every feature
@@ -38,22 +39,22 @@ class ReferenceAdapter:
 
     def __init__(self, *, detector: bool = True) -> None:
         self.detector = detector
-        self._batch: ExitStack | None = None
+        self._batch: Batch | None = None
 
     def run(self, scenario: Scenario, options: RunOptions) -> Observation:
-        from harness.adapters.reference.batch import batch
+        from harness.adapters.reference.batch import Batch
         from harness.adapters.reference.phases import observe_scenario
 
         if self._batch is None:
-            self._batch = ExitStack()
-            self._batch.enter_context(batch())
-        return observe_scenario(
-            scenario,
-            backstop=options.backstop,
-            guard=options.guard,
-            wire=options.wire,
-            detector=self.detector,
-        )
+            self._batch = Batch()
+        with self._batch.entered():
+            return observe_scenario(
+                scenario,
+                backstop=options.backstop,
+                guard=options.guard,
+                wire=options.wire,
+                detector=self.detector,
+            )
 
     def close(self) -> None:
         """Close the batch's event loops. Idempotent; a later run opens a new batch."""

@@ -17,7 +17,7 @@ from harness.adapters.reference.detect import DeadlockDetectingLoop
 T = TypeVar("T")
 
 
-class _Batch:
+class Batch:
     """One open batch: its event loops (by whether they detect deadlocks), the run on them
     now, and on the main thread its Ctrl-C handler."""
 
@@ -68,12 +68,29 @@ class _Batch:
         for runner in self.runners.values():
             runner.close()
 
+    @contextmanager
+    def entered(self) -> Iterator[None]:
+        """This batch as the thread's for one run (unless a batch() is open already: its
+        loops serve). An adapter keeps its batch between runs; made current and watching
+        Ctrl-C only while a run lasts, it leaves nothing on the thread in between, so
+        whatever runs there next (another adapter, a test) finds the thread as it was."""
+        if _batches.current is not None:
+            yield
+            return
+        _batches.current = self
+        self.watch_sigint()
+        try:
+            yield
+        finally:
+            self.unwatch_sigint()
+            _batches.current = None
+
 
 class _Batches(threading.local):
     """Per thread (an event loop runs in one): the open batch, if any."""
 
     def __init__(self) -> None:
-        self.current: _Batch | None = None
+        self.current: Batch | None = None
 
 
 _batches = _Batches()
@@ -89,7 +106,7 @@ def batch() -> Iterator[None]:
     if _batches.current is not None:
         yield
         return
-    current = _batches.current = _Batch()
+    current = _batches.current = Batch()
     current.watch_sigint()
     try:
         yield
