@@ -1,6 +1,7 @@
-"""The fake's in-process seam: one handler answers POST {base}/chat/completions and refuses
-anything else as respx's `assert_all_mocked` does; `transport()` hands it to httpx with no
-respx in the path, and `router()` is a respx router that routes to it."""
+"""The fake's in-process seam: one handler answers POST {base}/chat/completions (and
+{base}/messages: tests/test_wire_anthropic.py) and refuses anything else as respx's
+`assert_all_mocked` does; `transport()` hands it to httpx with no respx in the path, and
+`router()` is a respx router that routes to it."""
 
 from __future__ import annotations
 
@@ -36,10 +37,10 @@ def post(transport: httpx.AsyncBaseTransport, url: str = URL, method: str = "POS
 def test_the_router_routes_to_the_fakes_handler() -> None:
     llm = fake()
     router = llm.router()
-    (route,) = router.routes
+    route, messages = router.routes  # Chat Completions, and Anthropic Messages
     handler = route.side_effect.__self__
     assert isinstance(handler, Handler) and handler.llm is llm
-    assert route.side_effect == handler.respond
+    assert route.side_effect == messages.side_effect == handler.respond
     # Synchronously (an httpx.Client, the openai SDK's) and asynchronously alike.
     with httpx.Client(transport=httpx.MockTransport(router.handler)) as client:
         first = client.post(URL, json=BODY, headers=HEADERS)

@@ -1,6 +1,7 @@
-"""The scripted fake LLM: an OpenAI-compatible Chat Completions endpoint that replays one
-script per agent, in-process (`ScriptedLLM.transport()`, `.router()`) or on loopback
-(`harness serve`, harness.fake.serve). This is its public face; the modules beside it
+"""The scripted fake LLM: an OpenAI-compatible Chat Completions endpoint, and an Anthropic
+Messages one beside it (POST {base}/messages), that replay one script per agent, in-process
+(`ScriptedLLM.transport()`, `.router()`) or on loopback (`harness serve`,
+harness.fake.serve). This is its public face; the modules beside it
 are its parts (see `harness.fake.scripted` for how they fit).
 
     llm = ScriptedLLM({"parent": [Turn.tool("subagent", {...}), Turn.text("done")]})

@@ -1,8 +1,9 @@
 """The scripted fake LLM as an ASGI app: what `harness serve` runs on uvicorn.
 
-Every request gets an answer, and it is JSON in OpenAI's error shape unless it is a
-completion: 404 for another path, 405 (with `Allow: POST`) for another method, 411 without
-a length, 413 over the body cap, 408 when the body stops arriving, 400 for a body or
+Every request gets an answer, and it is JSON in the wire's error shape (Anthropic's on
+/v1/messages, OpenAI's elsewhere) unless it is a completion: 404 (OpenAI's shape) for
+another path, 405 (with `Allow: POST`) for another method, 411 without a length, 413 over
+the body cap, 408 when the body stops arriving, 400 for a body or
 script the fake cannot answer, 500 (and one line on stderr) for a bug of ours. A request is
 checked whole before it consumes a scripted step (harness.fake.request), and a stream is
 written event by event, each flushed as produced. What the fake answers is
@@ -21,8 +22,7 @@ from typing import Any
 import httpx
 
 from harness.fake.scripted import ScriptedLLM
-from harness.fake.wires import Answer
-from harness.fake.wires.chat_completions import error
+from harness.fake.wires import Answer, ErrorShape, anthropic_messages, chat_completions
 
 Message = dict[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -30,6 +30,15 @@ Send = Callable[[Message], Awaitable[None]]
 
 PATH = "/v1/chat/completions"
 PATHS = (PATH, "/chat/completions")  # with or without the /v1 a base URL may carry
+MESSAGES = "/v1" + anthropic_messages.PATH  # Anthropic Messages
+MESSAGES_PATHS = (MESSAGES, anthropic_messages.PATH)
+
+
+def errors_for(path: str) -> ErrorShape:
+    """The error shape a request to `path` is answered in: its wire's."""
+    return (
+        anthropic_messages.error if path.rstrip("/") in MESSAGES_PATHS else chat_completions.error
+    )
 
 
 @dataclass(frozen=True)
@@ -73,19 +82,22 @@ class FakeApp:
             self.log(f"internal error answering {scope['method']} {scope['path']}: "
                      f"{type(exc).__name__}: {exc}; this is a bug in keyless-harness")  # fmt: skip
             if not started:
-                await _answer(send, error(500, "the fake failed; see its stderr",
-                                                      "internal_error"))  # fmt: skip
+                error = errors_for(scope["path"])
+                await _answer(send, error(500, "the fake failed; see its stderr", "internal_error"))
         finally:
             # Counted even when the client left early: the step it consumed is served.
             self.activity.set()
 
     async def _handle(self, scope: Message, receive: Receive, send: Send) -> None:
         path, method = scope["path"], scope["method"]
-        if path.rstrip("/") not in PATHS:
-            message = f"no route {path}; POST {PATH}"
-            return await _answer(send, error(404, message, "not_found"))
+        route = path.rstrip("/")
+        if route not in PATHS and route not in MESSAGES_PATHS:
+            message = f"no route {path}; POST {PATH} or {MESSAGES}"
+            return await _answer(send, chat_completions.error(404, message, "not_found"))
+        endpoint = MESSAGES if route in MESSAGES_PATHS else PATH  # the wire complete() speaks
+        error = errors_for(path)
         if method != "POST":
-            message = f"{method} is not allowed on {path}; POST {PATH}"
+            message = f"{method} is not allowed on {path}; POST {endpoint}"
             refused = error(405, message, "method_not_allowed")
             return await _answer(send, refused, [(b"allow", b"POST")])
         headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]
@@ -93,18 +105,20 @@ class FakeApp:
         if "content-length" not in names and "chunked" not in names.get("transfer-encoding", ""):
             message = "a chat completion request needs a body with a Content-Length"
             return await _answer(send, error(411, message, "length_required"))
-        body = await self._read(receive, names.get("content-length"))
+        body = await self._read(receive, names.get("content-length"), error)
         if body is None:  # the client left before sending it all
             return None
         if isinstance(body, Answer):
             return await _answer(send, body, [(b"connection", b"close")])
-        request = httpx.Request("POST", f"http://fake{PATH}", headers=headers, content=body)
+        request = httpx.Request("POST", f"http://fake{endpoint}", headers=headers, content=body)
         answer = self.llm.complete(request)
         if not answer.streamed:
             return await _answer(send, answer)
         return await self._stream(answer, receive, send)
 
-    async def _read(self, receive: Receive, length: str | None) -> bytes | Answer | None:
+    async def _read(
+        self, receive: Receive, length: str | None, error: ErrorShape
+    ) -> bytes | Answer | None:
         cap = self.limits.max_body
         too_large = error(
             413, f"the request body is over {cap} bytes; serve with a larger --max-body-mib",
@@ -172,6 +186,7 @@ async def _answer(
     headers = [
         (b"content-type", answer.content_type.encode()),
         (b"content-length", str(len(content)).encode()),
+        *((name.encode(), value.encode("latin-1")) for name, value in answer.headers),
         *(extra or []),
     ]
     await send({"type": "http.response.start", "status": answer.status, "headers": headers})

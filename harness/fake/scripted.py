@@ -1,15 +1,17 @@
 """`ScriptedLLM`: one script per agent, replayed as an OpenAI-compatible Chat Completions
-endpoint.
+endpoint and an Anthropic Messages one, on one base URL.
 
 Parent and child share one endpoint. The fake answers each request with its agent's next
 scripted turn; which agent that is comes from the `X-Harness-Agent` header when the runtime
 sends it, and otherwise from the conversation (harness.fake.routing has the rules). Every
 way a script can be misused has its own exception; the fake records it, answers HTTP 400
-with an OpenAI-style error body, and never wraps around or waits.
+with the wire's error body (OpenAI's or Anthropic's), and never wraps around or waits.
 
 `complete()` is the whole fake, before any transport: the request checks
 (harness.fake.request), routing, the reply (harness.fake.reply), the record of what was
-sent (harness.fake.record) and the wire format (harness.fake.wires). The in-process
+sent (harness.fake.record) and the wire format (harness.fake.wires: a request to
+{base}/messages is Anthropic's, translated at the edge into the conversation the checks and
+routing read, and answered in Anthropic's shape; any other is Chat Completions). The in-process
 transport (harness.fake.transport) and `harness serve` (harness.fake.asgi) both call it.
 
     llm = ScriptedLLM({"parent": [Turn.tool("subagent", {...}), Turn.text("done")]})
@@ -39,7 +41,7 @@ from harness.fake.request import (
 from harness.fake.routing import Routes, default_roots
 from harness.fake.script import ScriptError, ScriptExhausted, UnconsumedSteps, UnknownAgent
 from harness.fake.transport import BASE_URL, Handler, response, respx_router
-from harness.fake.wires import Answer, chat_completions
+from harness.fake.wires import Answer, ErrorShape, anthropic_messages, chat_completions
 from harness.scenario import Turn
 
 # Awaited with (agent, step) before that step is served: a moment inside a run.
@@ -47,7 +49,7 @@ BeforeTurn = Callable[[str, int], Awaitable[None]]
 
 
 class ScriptedLLM:
-    """One script per agent, served as a Chat Completions endpoint.
+    """One script per agent, served as a Chat Completions endpoint and a Messages one.
 
     `roots` are the agents that root phases start, in order (default: every agent no
     scripted delegation names); `session_header` is a header the runtime sends that keys a
@@ -138,7 +140,7 @@ class ScriptedLLM:
         if self.before_turn is None:
             return
         try:
-            agent = self.routes.place(request, parsed(request.content))
+            agent = self.routes.place(request, self._body(request, self._messages_api(request)))
         except ScriptError:
             return  # complete() reports it, once
         state = self._state.get(agent)
@@ -154,15 +156,25 @@ class ScriptedLLM:
         """The answer to one request, before any transport: the step it consumes, or the
         error that consumed none."""
         self.record.served += 1
-        body = parsed(request.content)
+        messages_api = self._messages_api(request)
+        body: Any = None  # a request that is no Messages request adds no prefix
         try:
-            agent, step, message = self._reply(request, body)
+            body = self._body(request, messages_api)
+            call_id = self._tool_use_id if messages_api else self._call_id
+            agent, step, message = self._reply(request, body, call_id)
         except ScriptError as exc:
             self.errors.append(exc)
             self.record.add(request, exc.agent, exc.step, body, kept=self.error_bodies)
-            return chat_completions.error(400, str(exc), exc.code, exc.param)
+            refuse: ErrorShape = (
+                anthropic_messages.error if messages_api else chat_completions.error
+            )
+            return refuse(400, str(exc), exc.code, exc.param)
         self.record.add(request, agent, step, body)
         self._completion_ids += 1
+        if messages_api:
+            return anthropic_messages.reply(
+                body, message, serial=self._completion_ids, model=self.model, chunk=self.chunk
+            )
         created = int(time.time()) if self.created is None else self.created
         return chat_completions.reply(
             body,
@@ -173,7 +185,22 @@ class ScriptedLLM:
             chunk=self.chunk,
         )
 
-    def _reply(self, request: httpx.Request, body: Any) -> tuple[str, int, dict[str, Any]]:
+    @staticmethod
+    def _messages_api(request: httpx.Request) -> bool:
+        return anthropic_messages.speaks(request.url.path)
+
+    def _body(self, request: httpx.Request, messages_api: bool) -> Any:
+        """The request as the checks and routing read it: parsed, and a Messages request
+        translated into that conversation (MalformedRequest when it cannot be)."""
+        body = parsed(request.content)
+        if not messages_api:
+            return body
+        agent = request.headers.get(AGENT_HEADER)
+        return anthropic_messages.conversation(body, strict=self.strict, agent=agent)
+
+    def _reply(
+        self, request: httpx.Request, body: Any, next_call_id: Callable[[], str]
+    ) -> tuple[str, int, dict[str, Any]]:
         """(agent, step, the assistant message) for a request the script can answer; the
         ScriptError that says why not otherwise, naming the agent and step it got to."""
         check_request(body, strict=self.strict, agent=request.headers.get(AGENT_HEADER))
@@ -201,7 +228,7 @@ class ScriptedLLM:
                 step=step,
             )
         message, delegations = render(
-            agent, step, state, script[state.cursor], messages, self.delegation, self._call_id
+            agent, step, state, script[state.cursor], messages, self.delegation, next_call_id
         )
         if self.strict:
             check_declared(agent, step, message, body)
@@ -218,6 +245,11 @@ class ScriptedLLM:
     def _call_id(self) -> str:
         self._call_ids += 1
         return f"call_{self._call_ids}"
+
+    def _tool_use_id(self) -> str:
+        # The same counter, in Anthropic's spelling (toolu_N).
+        self._call_ids += 1
+        return f"{anthropic_messages.TOOL_USE_PREFIX}{self._call_ids}"
 
     # -- after the run ----------------------------------------------------------------
     def unconsumed(self) -> list[UnconsumedSteps]:

@@ -1,10 +1,11 @@
 """The fake in-process: one handler, `httpx.MockTransport`-shaped, that answers POST
-{base}/chat/completions with the fake's answer and refuses anything else.
+{base}/chat/completions and POST {base}/messages (Anthropic's) with the fake's answer and
+refuses anything else.
 
 A refused request raises respx's `AllMockedAssertionError` with respx's own message, as the
 respx router the harness used before did with `assert_all_mocked`: an assertion, not an
 httpx error, so a runtime pointed at the wrong URL cannot mistake it for a model's refusal.
-The endpoint is matched as that router matched it: method, scheme, host and path, and the
+Each endpoint is matched as that router matched it: method, scheme, host and path, and the
 port only when the base URL names one; the query is not looked at. `ScriptedLLM.transport()`
 hands this handler to httpx directly, and `ScriptedLLM.router()` is a respx router that
 routes to it, for tests that compose respx routes of their own.
@@ -18,20 +19,17 @@ from typing import Any, NoReturn, Protocol
 
 import httpx
 
-from harness.fake.wires import Answer
+from harness.fake.wires import Answer, anthropic_messages
 
 BASE_URL = "http://fake-llm.invalid/v1"
 PATH = "/chat/completions"  # below the base URL
+PATHS = (PATH, anthropic_messages.PATH)  # every endpoint below it
 
 
 def response(answer: Answer, request: httpx.Request | None = None) -> httpx.Response:
     """The HTTP response carrying `answer`, bound to the `request` it answers if given."""
-    return httpx.Response(
-        answer.status,
-        content=answer.content(),
-        headers={"content-type": answer.content_type},
-        request=request,
-    )
+    headers = [("content-type", answer.content_type), *answer.headers]
+    return httpx.Response(answer.status, content=answer.content(), headers=headers, request=request)
 
 
 class Fake(Protocol):
@@ -53,13 +51,13 @@ class Handler:
 
     def __init__(self, llm: Fake, base_url: str = BASE_URL) -> None:
         self.llm = llm
-        self._scheme, self._host, self._port, self._path = _endpoint(base_url)
+        self._scheme, self._host, self._port, self._paths = _endpoints(base_url)
 
     def serves(self, request: httpx.Request) -> bool:
         url = request.url
         return (
             request.method == "POST"
-            and url.path == self._path
+            and url.path in self._paths
             and url.host == self._host
             and url.scheme == self._scheme
             and (self._port is None or url.port == self._port)
@@ -77,11 +75,12 @@ class Handler:
 
 
 @functools.cache
-def _endpoint(base_url: str) -> tuple[str, str, int | None, str]:
-    """(scheme, host, port or None, path) of the endpoint below `base_url`: parsed once per
-    base URL, since parsing one costs about as much as answering a request."""
+def _endpoints(base_url: str) -> tuple[str, str, int | None, frozenset[str]]:
+    """(scheme, host, port or None, paths) of the endpoints below `base_url`: parsed once
+    per base URL, since parsing one costs about as much as answering a request."""
     base = httpx.URL(base_url)
-    return base.scheme, base.host, base.port, base.path.rstrip("/") + PATH
+    below = base.path.rstrip("/")
+    return base.scheme, base.host, base.port, frozenset(below + path for path in PATHS)
 
 
 def _refuse(request: httpx.Request) -> NoReturn:
@@ -91,10 +90,11 @@ def _refuse(request: httpx.Request) -> NoReturn:
 
 
 def respx_router(handler: Handler, base_url: str) -> Any:
-    """A respx router whose one route, POST {base}/chat/completions, routes to `handler`,
-    and which refuses anything it does not mock."""
+    """A respx router whose routes, POST {base}/chat/completions and POST {base}/messages,
+    route to `handler`, and which refuses anything it does not mock."""
     import respx
 
     router = respx.Router(base_url=base_url, assert_all_mocked=True, assert_all_called=False)
-    router.post(PATH).mock(side_effect=handler.respond)
+    for path in PATHS:
+        router.post(path).mock(side_effect=handler.respond)
     return router
