@@ -37,10 +37,10 @@ def post(transport: httpx.AsyncBaseTransport, url: str = URL, method: str = "POS
 def test_the_router_routes_to_the_fakes_handler() -> None:
     llm = fake()
     router = llm.router()
-    route, messages = router.routes  # Chat Completions, and Anthropic Messages
+    route, messages, responses = router.routes  # Chat Completions, Messages, Responses
     handler = route.side_effect.__self__
     assert isinstance(handler, Handler) and handler.llm is llm
-    assert route.side_effect == messages.side_effect == handler.respond
+    assert route.side_effect == messages.side_effect == responses.side_effect == handler.respond
     # Synchronously (an httpx.Client, the openai SDK's) and asynchronously alike.
     with httpx.Client(transport=httpx.MockTransport(router.handler)) as client:
         first = client.post(URL, json=BODY, headers=HEADERS)

@@ -44,7 +44,12 @@ COMMANDS = (
         "harness.cli.repro",
         "print one scenario's transcript up to where it stopped, then any hang",
     ),
-    Command("serve", "harness.cli.serve", "serve one scenario's scripts on a loopback HTTP server"),
+    Command(
+        "serve",
+        "harness.cli.serve",
+        "serve one scenario's scripts on a loopback HTTP server: POST {base}/chat/completions, "
+        "/messages or /responses",
+    ),
     Command("report", "harness.cli.report", "run scenarios and write one self-contained HTML page"),
     Command(
         "snapshot",
@@ -117,7 +122,7 @@ def parser() -> argparse.ArgumentParser:
     )
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND", action=_Commands)
     for command in COMMANDS:
-        sub.add_parser(command.name, help=command.help)
+        sub.add_parser(command.name, help=command.help, description=command.help)
     return top
 
 

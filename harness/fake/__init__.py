@@ -1,5 +1,6 @@
 """The scripted fake LLM: an OpenAI-compatible Chat Completions endpoint, and an Anthropic
-Messages one beside it (POST {base}/messages), that replay one script per agent, in-process
+Messages one (POST {base}/messages) and an OpenAI Responses one (POST {base}/responses)
+beside it (harness.fake.endpoints), that replay one script per agent, in-process
 (`ScriptedLLM.transport()`, `.router()`) or on loopback (`harness serve`,
 harness.fake.serve). This is its public face; the modules beside it
 are its parts (see `harness.fake.scripted` for how they fit).

@@ -1,7 +1,7 @@
 """The scripted fake LLM as an ASGI app: what `harness serve` runs on uvicorn.
 
 Every request gets an answer, and it is JSON in the wire's error shape (Anthropic's on
-/v1/messages, OpenAI's elsewhere) unless it is a completion: 404 (OpenAI's shape) for
+/v1/messages, OpenAI's elsewhere) unless it is a reply: 404 (OpenAI's shape) for
 another path, 405 (with `Allow: POST`) for another method, 411 without a length, 413 over
 the body cap, 408 when the body stops arriving, 400 for a body or
 script the fake cannot answer, 500 (and one line on stderr) for a bug of ours. A request is
@@ -21,24 +21,25 @@ from typing import Any
 
 import httpx
 
+from harness.fake.endpoints import CHAT_COMPLETIONS, ENDPOINTS
 from harness.fake.scripted import ScriptedLLM
-from harness.fake.wires import Answer, ErrorShape, anthropic_messages, chat_completions
+from harness.fake.wires import Answer, Endpoint, ErrorShape
 
 Message = dict[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
-PATH = "/v1/chat/completions"
-PATHS = (PATH, "/chat/completions")  # with or without the /v1 a base URL may carry
-MESSAGES = "/v1" + anthropic_messages.PATH  # Anthropic Messages
-MESSAGES_PATHS = (MESSAGES, anthropic_messages.PATH)
+PATH = "/v1" + CHAT_COMPLETIONS.path
+# Each wire's endpoint, with or without the /v1 a base URL may carry.
+ROUTES: dict[str, Endpoint] = {
+    prefix + endpoint.path: endpoint for endpoint in ENDPOINTS for prefix in ("/v1", "")
+}
+_LISTED = ", ".join(f"/v1{endpoint.path}" for endpoint in ENDPOINTS)
 
 
 def errors_for(path: str) -> ErrorShape:
-    """The error shape a request to `path` is answered in: its wire's."""
-    return (
-        anthropic_messages.error if path.rstrip("/") in MESSAGES_PATHS else chat_completions.error
-    )
+    """The error shape a request to `path` is answered in: its wire's (OpenAI's off them)."""
+    return ROUTES.get(path.rstrip("/"), CHAT_COMPLETIONS).error
 
 
 @dataclass(frozen=True)
@@ -90,12 +91,12 @@ class FakeApp:
 
     async def _handle(self, scope: Message, receive: Receive, send: Send) -> None:
         path, method = scope["path"], scope["method"]
-        route = path.rstrip("/")
-        if route not in PATHS and route not in MESSAGES_PATHS:
-            message = f"no route {path}; POST {PATH} or {MESSAGES}"
-            return await _answer(send, chat_completions.error(404, message, "not_found"))
-        endpoint = MESSAGES if route in MESSAGES_PATHS else PATH  # the wire complete() speaks
-        error = errors_for(path)
+        wire = ROUTES.get(path.rstrip("/"))
+        if wire is None:
+            message = f"no route {path}; POST one of {_LISTED}"
+            return await _answer(send, CHAT_COMPLETIONS.error(404, message, "not_found"))
+        endpoint = "/v1" + wire.path  # the path complete() reads the wire from
+        error = wire.error
         if method != "POST":
             message = f"{method} is not allowed on {path}; POST {endpoint}"
             refused = error(405, message, "method_not_allowed")
@@ -103,7 +104,7 @@ class FakeApp:
         headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]
         names = {k.lower(): v for k, v in headers}
         if "content-length" not in names and "chunked" not in names.get("transfer-encoding", ""):
-            message = "a chat completion request needs a body with a Content-Length"
+            message = f"a request to {endpoint} needs a body with a Content-Length"
             return await _answer(send, error(411, message, "length_required"))
         body = await self._read(receive, names.get("content-length"), error)
         if body is None:  # the client left before sending it all

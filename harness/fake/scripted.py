@@ -1,5 +1,5 @@
-"""`ScriptedLLM`: one script per agent, replayed as an OpenAI-compatible Chat Completions
-endpoint and an Anthropic Messages one, on one base URL.
+"""`ScriptedLLM`: one script per agent, replayed on one base URL as an OpenAI-compatible
+Chat Completions endpoint, an Anthropic Messages one and an OpenAI Responses one.
 
 Parent and child share one endpoint. The fake answers each request with its agent's next
 scripted turn; which agent that is comes from the `X-Harness-Agent` header when the runtime
@@ -9,10 +9,10 @@ with the wire's error body (OpenAI's or Anthropic's), and never wraps around or 
 
 `complete()` is the whole fake, before any transport: the request checks
 (harness.fake.request), routing, the reply (harness.fake.reply), the record of what was
-sent (harness.fake.record) and the wire format (harness.fake.wires: a request to
-{base}/messages is Anthropic's, translated at the edge into the conversation the checks and
-routing read, and answered in Anthropic's shape; any other is Chat Completions). The in-process
-transport (harness.fake.transport) and `harness serve` (harness.fake.asgi) both call it.
+sent (harness.fake.record) and the wire format (harness.fake.endpoints: the request's path
+names its wire, whose module translates it at the edge into the conversation the checks
+and routing read, and answers in its own shape). The in-process transport
+(harness.fake.transport) and `harness serve` (harness.fake.asgi) both call it.
 
     llm = ScriptedLLM({"parent": [Turn.tool("subagent", {...}), Turn.text("done")]})
     client = httpx.AsyncClient(transport=llm.transport())
@@ -28,6 +28,7 @@ import httpx
 
 from harness.contract import AGENT_HEADER, CapturedRequest
 from harness.fake.dialect import REFERENCE_DELEGATION, Delegation
+from harness.fake.endpoints import endpoint_for
 from harness.fake.record import PrefixLog, Record
 from harness.fake.reply import AgentState, Finished, render
 from harness.fake.request import (
@@ -41,7 +42,7 @@ from harness.fake.request import (
 from harness.fake.routing import Routes, default_roots
 from harness.fake.script import ScriptError, ScriptExhausted, UnconsumedSteps, UnknownAgent
 from harness.fake.transport import BASE_URL, Handler, response, respx_router
-from harness.fake.wires import Answer, ErrorShape, anthropic_messages, chat_completions
+from harness.fake.wires import Answer, Endpoint
 from harness.scenario import Turn
 
 # Awaited with (agent, step) before that step is served: a moment inside a run.
@@ -49,7 +50,7 @@ BeforeTurn = Callable[[str, int], Awaitable[None]]
 
 
 class ScriptedLLM:
-    """One script per agent, served as a Chat Completions endpoint and a Messages one.
+    """One script per agent, served on every wire of harness.fake.endpoints.
 
     `roots` are the agents that root phases start, in order (default: every agent no
     scripted delegation names); `session_header` is a header the runtime sends that keys a
@@ -140,7 +141,8 @@ class ScriptedLLM:
         if self.before_turn is None:
             return
         try:
-            agent = self.routes.place(request, self._body(request, self._messages_api(request)))
+            body = self._body(request, endpoint_for(request.url.path))
+            agent = self.routes.place(request, body)
         except ScriptError:
             return  # complete() reports it, once
         state = self._state.get(agent)
@@ -156,50 +158,34 @@ class ScriptedLLM:
         """The answer to one request, before any transport: the step it consumes, or the
         error that consumed none."""
         self.record.served += 1
-        messages_api = self._messages_api(request)
-        body: Any = None  # a request that is no Messages request adds no prefix
+        endpoint = endpoint_for(request.url.path)
+        body: Any = None  # a request that is none of the wire's adds no prefix
         try:
-            body = self._body(request, messages_api)
-            call_id = self._tool_use_id if messages_api else self._call_id
-            agent, step, message = self._reply(request, body, call_id)
+            body = self._body(request, endpoint)
+            agent, step, message = self._reply(request, body, endpoint.call_prefix)
         except ScriptError as exc:
             self.errors.append(exc)
             self.record.add(request, exc.agent, exc.step, body, kept=self.error_bodies)
-            refuse: ErrorShape = (
-                anthropic_messages.error if messages_api else chat_completions.error
-            )
-            return refuse(400, str(exc), exc.code, exc.param)
+            return endpoint.error(400, str(exc), exc.code, exc.param)
         self.record.add(request, agent, step, body)
         self._completion_ids += 1
-        if messages_api:
-            return anthropic_messages.reply(
-                body, message, serial=self._completion_ids, model=self.model, chunk=self.chunk
-            )
-        created = int(time.time()) if self.created is None else self.created
-        return chat_completions.reply(
+        return endpoint.reply(
             body,
             message,
             serial=self._completion_ids,
-            created=created,
+            created=int(time.time()) if self.created is None else self.created,
             model=self.model,
             chunk=self.chunk,
         )
 
-    @staticmethod
-    def _messages_api(request: httpx.Request) -> bool:
-        return anthropic_messages.speaks(request.url.path)
-
-    def _body(self, request: httpx.Request, messages_api: bool) -> Any:
-        """The request as the checks and routing read it: parsed, and a Messages request
-        translated into that conversation (MalformedRequest when it cannot be)."""
-        body = parsed(request.content)
-        if not messages_api:
-            return body
+    def _body(self, request: httpx.Request, endpoint: Endpoint) -> Any:
+        """The request as the checks and routing read it: parsed, and translated from its
+        wire into that conversation (MalformedRequest when it cannot be)."""
         agent = request.headers.get(AGENT_HEADER)
-        return anthropic_messages.conversation(body, strict=self.strict, agent=agent)
+        return endpoint.conversation(parsed(request.content), strict=self.strict, agent=agent)
 
     def _reply(
-        self, request: httpx.Request, body: Any, next_call_id: Callable[[], str]
+        self, request: httpx.Request, body: Any, call_prefix: str
     ) -> tuple[str, int, dict[str, Any]]:
         """(agent, step, the assistant message) for a request the script can answer; the
         ScriptError that says why not otherwise, naming the agent and step it got to."""
@@ -227,6 +213,11 @@ class ScriptedLLM:
                 agent=agent,
                 step=step,
             )
+
+        def next_call_id() -> str:
+            self._call_ids += 1  # one counter, whatever the wire spells it as
+            return f"{call_prefix}{self._call_ids}"
+
         message, delegations = render(
             agent, step, state, script[state.cursor], messages, self.delegation, next_call_id
         )
@@ -241,15 +232,6 @@ class ScriptedLLM:
             if state.cursor == len(script):
                 self._finished.add(state)
         return agent, step, message
-
-    def _call_id(self) -> str:
-        self._call_ids += 1
-        return f"call_{self._call_ids}"
-
-    def _tool_use_id(self) -> str:
-        # The same counter, in Anthropic's spelling (toolu_N).
-        self._call_ids += 1
-        return f"{anthropic_messages.TOOL_USE_PREFIX}{self._call_ids}"
 
     # -- after the run ----------------------------------------------------------------
     def unconsumed(self) -> list[UnconsumedSteps]:

@@ -1,6 +1,6 @@
-"""The fake in-process: one handler, `httpx.MockTransport`-shaped, that answers POST
-{base}/chat/completions and POST {base}/messages (Anthropic's) with the fake's answer and
-refuses anything else.
+"""The fake in-process: one handler, `httpx.MockTransport`-shaped, that answers a POST to
+each wire's endpoint below the base URL ({base}/chat/completions, /messages, /responses:
+harness.fake.endpoints) with the fake's answer and refuses anything else.
 
 A refused request raises respx's `AllMockedAssertionError` with respx's own message, as the
 respx router the harness used before did with `assert_all_mocked`: an assertion, not an
@@ -19,11 +19,10 @@ from typing import Any, NoReturn, Protocol
 
 import httpx
 
-from harness.fake.wires import Answer, anthropic_messages
+from harness.fake.endpoints import PATHS
+from harness.fake.wires import Answer
 
 BASE_URL = "http://fake-llm.invalid/v1"
-PATH = "/chat/completions"  # below the base URL
-PATHS = (PATH, anthropic_messages.PATH)  # every endpoint below it
 
 
 def response(answer: Answer, request: httpx.Request | None = None) -> httpx.Response:
@@ -90,8 +89,8 @@ def _refuse(request: httpx.Request) -> NoReturn:
 
 
 def respx_router(handler: Handler, base_url: str) -> Any:
-    """A respx router whose routes, POST {base}/chat/completions and POST {base}/messages,
-    route to `handler`, and which refuses anything it does not mock."""
+    """A respx router whose routes, a POST to each wire's endpoint below `base_url`, route
+    to `handler`, and which refuses anything it does not mock."""
     import respx
 
     router = respx.Router(base_url=base_url, assert_all_mocked=True, assert_all_called=False)

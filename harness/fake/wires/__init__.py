@@ -1,18 +1,20 @@
 """The wire formats the fake answers in, one module each: `chat_completions` (OpenAI Chat
-Completions, POST {base}/chat/completions) and `anthropic_messages` (Anthropic Messages,
-POST {base}/messages).
+Completions, POST {base}/chat/completions), `anthropic_messages` (Anthropic Messages, POST
+{base}/messages) and `openai_responses` (OpenAI Responses, POST {base}/responses).
 
-A wire module is a pure function from a checked request and the rendered turn (the
-assistant message the fake sends) to an `Answer`, JSON or SSE, plus the error shape that
-API answers a refused request in. An answer is bytes before it meets a transport: the
-in-process handler sends it whole, and `harness serve` writes a stream's pieces one at a
-time, flushing each. A new API (Responses) is one more module here.
+A wire module is pure functions, gathered in its `ENDPOINT`: from a parsed request to the
+conversation the fake's checks and routing read (a Chat Completions-shaped body, so those
+stay one implementation), from that and the rendered turn (the assistant message the fake
+sends) to an `Answer`, JSON or SSE, and the error shape that API refuses a request in. An
+answer is bytes before it meets a transport: the in-process handler sends it whole, and
+`harness serve` writes a stream's pieces one at a time, flushing each. harness.fake.endpoints
+lists the wires; a new API is one more module here and one more row there.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True)
@@ -37,3 +39,46 @@ class ErrorShape(Protocol):
     def __call__(
         self, status: int, message: str, code: str, param: str | None = None
     ) -> Answer: ...
+
+
+class Translate(Protocol):
+    """A wire's `conversation`: the parsed body as the Chat Completions-shaped request the
+    checks and routing read; MalformedRequest, before any step is spent, for a body that is
+    no request of this wire (`agent` as the agent header names it)."""
+
+    def __call__(self, body: Any, *, strict: bool, agent: str | None) -> Any: ...
+
+
+class Reply(Protocol):
+    """A wire's `reply`: the answer to the translated, checked `request` carrying `message`.
+    `serial` numbers the reply's ids, `created` is its time (where the wire sends one),
+    `model` the name sent when the request gives none, `chunk` characters per streamed delta
+    (None: each string whole)."""
+
+    def __call__(
+        self,
+        request: dict[str, Any],
+        message: dict[str, Any],
+        *,
+        serial: int,
+        created: int,
+        model: str,
+        chunk: int | None,
+    ) -> Answer: ...
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One wire as the fake serves it: its `path` below the base URL, and its functions.
+    `call_prefix` spells the fake's tool call ids on this wire (`call_1`, `toolu_1`)."""
+
+    name: str
+    path: str
+    conversation: Translate
+    reply: Reply
+    error: ErrorShape
+    call_prefix: str = "call_"
+
+    def speaks(self, path: str) -> bool:
+        """Whether a request to `path` (below any base URL) is for this wire."""
+        return path.endswith(self.path)

@@ -33,7 +33,7 @@ import json
 from typing import Any
 
 from harness.fake.script import MalformedRequest
-from harness.fake.wires import Answer
+from harness.fake.wires import Answer, Endpoint
 from harness.fake.wires.chat_completions import JSON_TYPE, SSE_TYPE, pieces, usage
 
 PATH = "/messages"  # below the base URL
@@ -53,11 +53,6 @@ _ERROR_TYPES = {
     529: "overloaded_error",
 }
 _ROLES = ("user", "assistant")
-
-
-def speaks(path: str) -> bool:
-    """Whether a request to `path` is for this wire."""
-    return path.endswith(PATH)
 
 
 # -- the request ----------------------------------------------------------------------
@@ -226,13 +221,15 @@ def reply(
     message: dict[str, Any],
     *,
     serial: int,
+    created: int,
     model: str,
     chunk: int | None,
 ) -> Answer:
     """The message answering `request` (the translated, checked request: its stream,
     messages and model) with `message`. `serial` numbers its id (`msg_N`), `model` the name
     sent when the request gives none, `chunk` characters per streamed delta (None: each
-    string whole). Usage is the Chat Completions wire's estimate, under Anthropic's names."""
+    string whole); a message carries no time, so `created` is not sent. Usage is the Chat
+    Completions wire's estimate, under Anthropic's names."""
     stop = "tool_use" if message.get("tool_calls") else "end_turn"
     counted = usage(request, message)
     head = {
@@ -299,3 +296,8 @@ def events(
                                   "usage": {"output_tokens": output_tokens}}))  # fmt: skip
     out.append(("message_stop", {"type": "message_stop"}))
     return out
+
+
+ENDPOINT = Endpoint(
+    "anthropic_messages", PATH, conversation, reply, error, call_prefix=TOOL_USE_PREFIX
+)

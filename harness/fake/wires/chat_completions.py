@@ -9,7 +9,7 @@ import json
 import math
 from typing import Any
 
-from harness.fake.wires import Answer
+from harness.fake.wires import Answer, Endpoint
 
 # Clients read these; the values are the fake's own, fixed so every run is the same bytes.
 SYSTEM_FINGERPRINT = "fp_keyless_harness"
@@ -59,6 +59,11 @@ def error(status: int, message: str, code: str, param: str | None = None) -> Ans
     return _json(
         status, {"error": {"message": message, "type": kind, "param": param, "code": code}}
     )
+
+
+def conversation(body: Any, *, strict: bool, agent: str | None) -> Any:
+    """The request as the checks read it: as sent, since they are this wire's own."""
+    return body
 
 
 def reply(
@@ -134,3 +139,7 @@ def chunks(
     if usage is not None:
         out.append({**head, "object": "chat.completion.chunk", "choices": [], "usage": usage})
     return out
+
+
+PATH = "/chat/completions"  # below the base URL
+ENDPOINT = Endpoint("chat_completions", PATH, conversation, reply, error)
