@@ -29,7 +29,6 @@ Message = dict[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
-PATH = "/v1" + CHAT_COMPLETIONS.path
 # Each wire's endpoint, with or without the /v1 a base URL may carry.
 ROUTES: dict[str, Endpoint] = {
     prefix + endpoint.path: endpoint for endpoint in ENDPOINTS for prefix in ("/v1", "")
