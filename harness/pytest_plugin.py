@@ -200,6 +200,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "module:factory",
     )
     group.addoption(
+        "--harness-level",
+        choices=("rule", "upstream"),
+        default="upstream",
+        help="the conformance level harness_run gates on: rule, or upstream (the default; "
+        "a golden compared through scenario_snapshot is upstream's whatever this says)",
+    )
+    group.addoption(
         "--harness-observed",
         metavar="DIR",
         default=None,
@@ -330,18 +337,25 @@ def harness_expectations(harness_adapter: Adapter) -> Expectations:
 
 @pytest.fixture
 def harness_run(
-    harness_adapter: Adapter, harness_expectations: Expectations, harness_guard: str | None
+    request: pytest.FixtureRequest,
+    harness_adapter: Adapter,
+    harness_expectations: Expectations,
+    harness_guard: str | None,
 ) -> Callable[..., Ran]:
     """`harness_run(scenario, wire=None)`: one scenario on this session's runtime under
     `--guard`, through the run loop `harness run` uses (harness.run.run_loop): judged
-    against its expectations and labelled by the adapter's known failures. Its golden is
-    left to `scenario_snapshot`, which syrupy compares."""
+    against its expectations at `--harness-level` and labelled by the adapter's known
+    failures. Its golden is left to `scenario_snapshot`, which syrupy compares."""
     from harness.contract import RunOptions, Wire
     from harness.run import run_loop
 
+    level: str = request.config.getoption("--harness-level")
+
     def run(scenario: Scenario, wire: Wire | None = None) -> Ran:
         options = RunOptions(guard=harness_guard, wire=Wire() if wire is None else wire)
-        (ran,) = run_loop([scenario], harness_adapter, options, expectations=harness_expectations)
+        (ran,) = run_loop(
+            [scenario], harness_adapter, options, expectations=harness_expectations, level=level
+        )
         return ran
 
     return run

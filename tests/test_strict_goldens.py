@@ -215,7 +215,7 @@ def test_the_decision_named_explicitly_is_no_variant_for_another_adapter(
 def test_an_id_named_twice_runs_once(capsys: pytest.CaptureFixture[str]) -> None:
     status, out = run(capsys, ZERO, "missing-registry", ZERO)
     assert status == 0
-    assert [line.split()[1] for line in out[1:-2]] == [ZERO, "missing-registry"]
+    assert [line.split()[1] for line in out[1:-3]] == [ZERO, "missing-registry"]
     assert out[-1] == "2 passed, 0 failed"
 
 

@@ -28,12 +28,17 @@ def junit(
     suite = ET.Element("testsuite", name="keyless-harness", tests=str(len(ran) + len(strays)))
     properties = ET.SubElement(suite, "properties")
     ET.SubElement(properties, "property", name="runtime", value=runtime or "")
+    gate = ran[0].result.level if ran else ""
+    ET.SubElement(properties, "property", name="level", value=gate)
     counts = {"failures": 0, "errors": 0, "skipped": 0}
     for item in ran:
         result = item.result
         case = ET.SubElement(suite, "testcase", classname=adapter, name=result.scenario.id)
         case.set("file", shown(result.scenario.path, root))
         case.set("time", f"{item.seconds:.3f}")
+        if result.held is not None:  # the highest conformance level it holds
+            held = ET.SubElement(case, "properties")
+            ET.SubElement(held, "property", name="level", value=result.held)
         detail = "\n".join(_explained(result))
         first = result.mismatches[0] if result.mismatches else ""
         if result.status == "skip":
@@ -68,7 +73,7 @@ def junit(
 
 def _explained(result: Result) -> list[str]:
     """Every mismatch, then each golden difference in full (as `harness run --diff`)."""
-    lines = list(result.mismatches)
+    lines = [*result.mismatches, *(f"{level}: {m}" for level, m in result.above)]
     for difference in result.differences:
         lines += [f"{difference.path}:", *(f"  {line}" for line in difference.detail())]
     return lines
@@ -107,7 +112,8 @@ def github_annotations(ran: Sequence[Ran], root: Path, strays: Sequence[Path] = 
         path = result.scenario.path
         first = result.mismatches[0] if result.mismatches else "passes, but is listed as failing"
         where = f"file={_prop(shown(path, root))},line={expectation_line(path, first)}"
-        title = _prop(f"{result.scenario.id}: {item.label}")
+        held = f" (holds {result.held})" if result.held is not None else ""
+        title = _prop(f"{result.scenario.id}: {item.label}{held}")
         message = _data("\n".join(result.mismatches) or first)
         lines.append(f"::error {where},title={title}::{message}")
     return lines
@@ -131,11 +137,12 @@ def expectation_line(path: Path, mismatch: str) -> int:
 
 def step_summary(ran: Sequence[Ran], adapter: str, runtime: str | None) -> str:
     rows = [f"### keyless-harness: {adapter}", "", f"Runtime: {runtime or '(not said)'}", "",
-            "| scenario | verdict | first mismatch |", "|---|---|---|"]  # fmt: skip
+            "| scenario | verdict | level | first mismatch |", "|---|---|---|---|"]  # fmt: skip
     for item in ran:
         first = item.result.mismatches[0] if item.result.mismatches else ""
         first = first.replace("|", "\\|")[:200]
-        rows.append(f"| `{item.result.scenario.id}` | {item.label} | {first} |")
+        held = item.result.held or "-"
+        rows.append(f"| `{item.result.scenario.id}` | {item.label} | {held} | {first} |")
     return "\n".join(rows) + "\n"
 
 

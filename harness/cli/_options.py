@@ -29,8 +29,11 @@ GUARD_NAMES = (
     "after-intent",
     "id-equality",
     "approve-any",
+    "other-words",
 )
 DEFAULT_GUARD = GUARD_NAMES[0]
+# harness.run.LEVELS, lowest first (kept in step by tests/test_levels.py).
+LEVEL_NAMES = ("rule", "upstream")
 
 
 def add_options(command: Any) -> None:
@@ -83,6 +86,14 @@ def add_options(command: Any) -> None:
         help="with --stream: N characters per delta (default: the scenario's stream_chunk, "
         "else each string whole; 1: one character at a time)",
     )
+    add(
+        "--level",
+        choices=LEVEL_NAMES,
+        default=LEVEL_NAMES[-1],
+        help="the conformance level that gates: rule (the behaviour the decision asks for, in "
+        "any words) or upstream (also upstream's codes, exact texts and goldens; the default). "
+        "Each result says the highest level it holds either way",
+    )
     add("--shard", default=None, metavar="K/N",
         help="run only shard K of N: a stable split by scenario id, so N jobs run every "
         "scenario exactly once")  # fmt: skip
@@ -97,6 +108,7 @@ class Plan:
     adapter: Adapter
     expectations: Expectations
     options: RunOptions  # backstop, requested guard, wire
+    level: str  # the conformance level that gates (harness.run.LEVELS)
     golden: Path
     # Every run that gates something must compare texts (see plan()).
     require_golden: bool
@@ -115,6 +127,7 @@ class Plan:
             golden=self.golden,
             require_golden=self.require_golden,
             expectations=self.expectations,
+            level=self.level,
         )
 
     def unknown_goldens(self) -> list[Path]:
@@ -192,6 +205,7 @@ def plan(args: argparse.Namespace, scenarios: list[Scenario]) -> Plan | int:
         adapter=adapter,
         expectations=expectations,
         options=RunOptions(backstop, guard, Wire(stream=args.stream, chunk=args.chunk)),
+        level=args.level,
         golden=args.snapshots or snapshots_dir(args.scenarios),
         require_golden=require,
         whole=not args.ids,

@@ -100,14 +100,15 @@ def _status(item: Ran) -> str:
 
 
 def _summary(ran: Sequence[Ran]) -> str:
-    rows = ['<table id="summary"><tr><th>scenario</th><th>verdict</th><th>title</th>'
-            "<th>first mismatch</th></tr>"]  # fmt: skip
+    rows = ['<table id="summary"><tr><th>scenario</th><th>verdict</th><th>level</th>'
+            "<th>title</th><th>first mismatch</th></tr>"]  # fmt: skip
     for item in ran:
         s = item.result.scenario
         first = item.result.mismatches[0] if item.result.mismatches else ""
         rows.append(f'<tr class="{_status(item)}"><td><a href="#{s.id}">{escape(s.id)}</a></td>'
-                    f'<td class="verdict">{escape(item.label)}</td><td>{escape(s.title)}</td>'
-                    f"<td>{escape(first[:160])}</td></tr>")  # fmt: skip
+                    f'<td class="verdict">{escape(item.label)}</td>'
+                    f'<td class="level">{escape(item.result.held or "-")}</td>'
+                    f"<td>{escape(s.title)}</td><td>{escape(first[:160])}</td></tr>")  # fmt: skip
     return "\n".join([*rows, "</table>"])
 
 
@@ -133,6 +134,10 @@ def _scenario(item: Ran, clauses: dict[str, str], golden: Path | None, reference
     if result.mismatches:
         items = "".join(f"<li>{escape(m)}</li>" for m in result.mismatches)
         parts.append(f'<ul class="mismatches">{items}</ul>')
+    if result.above:  # missed above the gated level: shown, not failing
+        items = "".join(f"<li>{escape(f'{lv}: {m}')}</li>" for lv, m in result.above)
+        parts.append(f"<p>Holds {escape(result.held or '-')}; differs from upstream:</p>"
+                     f'<ul class="above">{items}</ul>')  # fmt: skip
     parts.append(f'<div class="figure">{sequence_svg(diagram(result.observation))}</div>')
     if result.status != "pass" and result.golden == "compared" and golden is not None:
         parts.append(_golden_diff(item, golden / f"{s.id}.json", reference))

@@ -106,12 +106,13 @@ def _report(args: argparse.Namespace, planned: Plan) -> int:
             continue
         unpinned = "  (no golden snapshot)" if result.golden == "missing" else ""
         print(
-            head + f"expected: {summary(result, expected=True)}  "
+            head + f"{result.held or '-':<8}  expected: {summary(result, expected=True)}  "
             f"observed: {summary(result, expected=False)}{unpinned}",
             flush=True,
         )
         reason = expectations.failing.get(result.scenario.id)
-        for line in [*result.mismatches, *([f"known: {reason}"] if reason else [])]:
+        above = [f"{level}: {m}" for level, m in result.above]  # shown, not failing
+        for line in [*result.mismatches, *above, *([f"known: {reason}"] if reason else [])]:
             print(_UNDER + line)
         if show_diff:
             for line in diff_lines(result):
@@ -129,7 +130,8 @@ def _report(args: argparse.Namespace, planned: Plan) -> int:
         from harness.cli._ci_formats import shown
 
         out = [{**r.result.to_json(), "verdict": r.label} for r in ran]
-        report = {"adapter": adapter.name, "runtime": runtime, "scenarios": out,
+        report = {"adapter": adapter.name, "runtime": runtime, "level": planned.level,
+                  "scenarios": out,
                   "unknown_goldens": [shown(p, here) for p in strays]}  # fmt: skip
         print(json.dumps(report, indent=2, sort_keys=True))
     else:
@@ -148,6 +150,7 @@ def _report(args: argparse.Namespace, planned: Plan) -> int:
             if (n := sum(r.label == label for r in ran))
         ]  # fmt: skip
         print(_by_kind(ran))
+        print(_by_level(results, planned.level))
         line += f"; {len(strays)} unknown golden snapshot(s)" if strays else ""
         print(line + (f" ({'; '.join(notes)})" if notes else ""))
     _for_ci(args, ran, strays, adapter.name, runtime)
@@ -188,6 +191,15 @@ def _by_kind(ran: list[Ran]) -> str:
         counts += [f"{skipped} skipped"] if skipped else []
         parts.append(f"{kind}: {', '.join(counts)}")
     return "; ".join(parts)
+
+
+def _by_level(results: list[Result], gate: str) -> str:
+    """How many results hold each conformance level, and which one gates."""
+    from harness.run import LEVELS
+
+    held = [r.held for r in results if r.held is not None]
+    counts = [f"{sum(h == level for h in held)} {level}" for level in (*LEVELS[::-1], "none")]
+    return f"levels held: {', '.join(counts)} (gating on {gate})"
 
 
 def _for_ci(

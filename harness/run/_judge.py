@@ -1,5 +1,14 @@
 """Observation -> verdict: does what happened match what the scenario expects? One line per
-mismatch, saying what was expected and what was observed."""
+mismatch, saying what was expected and what was observed.
+
+Each expectation belongs to a conformance level (INTERPRETING.md, "Conformance levels"):
+`rule` is the behaviour the design document decides (the child's call fails as an error
+tool result, no human is reached, nothing hangs, the parent completes, the handoff carries
+the question, roots are answered); `upstream` adds upstream's codes, error names, exact
+texts and check order, and the golden snapshot. A result holds the highest level all of
+whose expectations it meets, and is judged at the level the run gates on: what it misses
+above that level is still reported (`above`), but does not fail it.
+"""
 
 from __future__ import annotations
 
@@ -12,106 +21,185 @@ from harness.run._diff import Difference
 from harness.runtime.questions import QUESTION_DEFAULTS, answers_text
 from harness.scenario import AskedExpect, DirectExpect, Scenario, TextMatch
 
+RULE, UPSTREAM = "rule", "upstream"
+LEVELS = (RULE, UPSTREAM)  # lowest first: each includes every expectation of those below
+NONE = "none"  # held by a result that misses even the rule
+# How a line names a plain error (code ""), such as exit_plan_mode's own refusals.
+PLAIN = "Error"
+
+# (level, mismatch): a mismatch with the level of the expectation it breaks.
+Found = list[tuple[str, str]]
+
 
 @dataclass
 class Result:
     scenario: Scenario
     observation: Observation
-    status: str  # pass | fail | error | skip
+    status: str  # pass | fail | error | skip, at the level the run gates on
+    # What fails it at that level, one line each.
     mismatches: list[str] = field(default_factory=list)
     # compared | missing (a snapshots directory was given, the file was not there) | none
     golden: str = "none"
     # Where the observation differs from its golden snapshot, each in full.
     differences: list[Difference] = field(default_factory=list)
+    # The level gated on, the highest level held (NONE: not even the rule; None: not
+    # judged, a skip or an error), and what it misses above the gated level, each with the
+    # level of the expectation it breaks.
+    level: str = UPSTREAM
+    held: str | None = None
+    above: Found = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "id": self.scenario.id,
             "status": self.status,
             "golden": self.golden,
+            "level": self.held,
             "observed": self.observation.to_json(),
         }
         if self.mismatches:
             out["mismatches"] = self.mismatches
+        if self.above:
+            out["above_level"] = [{"level": lv, "mismatch": m} for lv, m in self.above]
         if self.differences:
             out["differences"] = [d.to_json() for d in self.differences]
         return out
 
+    def add(self, found: Found) -> None:
+        """Judge `found` at this result's level: a mismatch at or below it fails the result,
+        one above it is reported; the level held drops below each level missed."""
+        for level, message in found:
+            if LEVELS.index(level) <= LEVELS.index(self.level):
+                self.mismatches.append(message)
+            else:
+                self.above.append((level, message))
+            if self.held is not None:
+                self.held = min(self.held, _below(level), key=_ORDER.index)
+        if self.status == "pass" and self.mismatches:
+            self.status = "fail"
 
-def judge(scenario: Scenario, obs: Observation) -> Result:
+
+_ORDER = (NONE, *LEVELS)
+
+
+def _below(level: str) -> str:
+    """The highest level a result can hold once it misses an expectation at `level`."""
+    return _ORDER[_ORDER.index(level) - 1]
+
+
+def judge(scenario: Scenario, obs: Observation, level: str = UPSTREAM) -> Result:
+    """`obs` judged against `scenario`'s expectations at `level` (one of LEVELS)."""
     if obs.outcome == "skipped":
-        return Result(scenario, obs, "skip", [obs.error or "skipped"])
+        return Result(scenario, obs, "skip", [obs.error or "skipped"], level=level)
     if obs.adapter_error is not None:
-        return Result(scenario, obs, "error", [obs.adapter_error])
+        return Result(scenario, obs, "error", [obs.adapter_error], level=level)
     if obs.script_errors:
-        return Result(scenario, obs, "error", list(obs.script_errors))
+        return Result(scenario, obs, "error", list(obs.script_errors), level=level)
+    result = Result(scenario, obs, "pass", level=level, held=UPSTREAM)
+    result.add(expectations(scenario, obs))
+    return result
+
+
+def expectations(scenario: Scenario, obs: Observation) -> Found:
+    """Every expectation `obs` misses, each with its level."""
     expect = scenario.expect
-    mismatches = []
+    found: Found = []
     if obs.outcome != expect.outcome:
         why = f" ({obs.error})" if obs.error else ""
-        mismatches.append(f"outcome: expected {expect.outcome}, observed {obs.outcome}{why}")
+        found.append((RULE, f"outcome: expected {expect.outcome}, observed {obs.outcome}{why}"))
     if not json_equal(obs.answerer_calls, expect.answerer_calls):
-        mismatches.append(
+        found.append((RULE,
             f"answerer_calls: expected {expect.answerer_calls}, observed {obs.answerer_calls}"
-        )
-    wanted = [f"{e.agent or 'agentless'}.{e.tool}={e.code}" for e in expect.tool_errors]
-    got = [f"{e['agent'] or 'agentless'}.{e['tool']}={e['code']}" for e in obs.tool_errors]
-    if wanted != got:
-        mismatches.append(
-            f"tool_errors: expected [{', '.join(wanted)}], observed [{', '.join(got)}]"
-        )
-    elif expect.tool_errors:  # the codes agree: now the texts, where the scenario pins them
-        mismatches += _matches(
-            "tool_errors",
-            {i: e.text for i, e in enumerate(expect.tool_errors) if e.text is not None},
-            {i: e.get("text") for i, e in enumerate(obs.tool_errors)},
-            suffix=".text",
-        )
+        ))  # fmt: skip
+    found += _tool_errors(scenario, obs)
     if expect.handoffs is not None:
         texts = [h["tool_result"] for h in obs.handoffs]
         if len(texts) != len(expect.handoffs):
-            mismatches.append(
+            found.append((RULE,
                 f"handoffs: expected {len(expect.handoffs)}, observed {len(texts)} {texts!r}"
-            )
+            ))  # fmt: skip
         else:
-            mismatches += _matches(
-                "handoffs", dict(enumerate(expect.handoffs)), dict(enumerate(texts))
-            )
-    mismatches += _matches("final", expect.final, obs.final)
+            found += _texts("handoffs", dict(enumerate(expect.handoffs)), dict(enumerate(texts)))
+    found += _texts("final", expect.final, obs.final)
     for name, active in expect.plan_mode.items():
         if not json_equal(obs.plan_mode.get(name, False), active):
-            mismatches.append(
+            found.append((UPSTREAM,
                 f"plan_mode[{name}]: expected {active}, observed {obs.plan_mode.get(name, False)}"
-            )
+            ))  # fmt: skip
     if expect.direct is not None:
-        mismatches += _direct(expect.direct, obs.direct)
+        found += _direct(expect.direct, obs.direct)
     if expect.asked is not None:
-        mismatches += _asked(expect.asked, obs.asked)
-    return Result(scenario, obs, "fail" if mismatches else "pass", mismatches)
+        found += _asked(expect.asked, obs.asked)
+    return found
 
 
-def _direct(expected: tuple[DirectExpect, ...], observed: list[dict[str, Any]]) -> list[str]:
+def _tool_errors(scenario: Scenario, obs: Observation) -> Found:
+    """The rule: an error tool result on each (agent, tool) the scenario names, in order.
+    Upstream: also its code, then its text where the scenario pins one."""
+    expected, observed = scenario.expect.tool_errors, obs.tool_errors
+    calls = [f"{e.agent or 'agentless'}.{e.tool}" for e in expected]
+    seen = [f"{e['agent'] or 'agentless'}.{e['tool']}" for e in observed]
+    wanted = [f"{c}={e.code or PLAIN}" for c, e in zip(calls, expected, strict=True)]
+    got = [f"{c}={e['code'] or PLAIN}" for c, e in zip(seen, observed, strict=True)]
+    if wanted != got:
+        line = f"tool_errors: expected [{', '.join(wanted)}], observed [{', '.join(got)}]"
+        return [(RULE if calls != seen else UPSTREAM, line)]
+    return [
+        (UPSTREAM, f"tool_errors[{i}].text: {why}")
+        for i, e in enumerate(expected)
+        if e.text is not None and (why := e.text.mismatch(observed[i].get("text")))
+    ]
+
+
+def _texts(what: str, expected: dict[Any, TextMatch], observed: dict[Any, str | None]) -> Found:
+    """Each text that misses its match. The rule asks only that the text carry what the
+    scenario expects (a runtime may wrap a child's result in its own words); upstream asks
+    for it exactly as written."""
+    found: Found = []
+    for key, match in expected.items():
+        text = observed.get(key)
+        why = match.mismatch(text)
+        if why:
+            level = UPSTREAM if carried(match).mismatch(text) is None else RULE
+            found.append((level, f"{what}[{key}]: {why}"))
+    return found
+
+
+def carried(match: TextMatch) -> TextMatch:
+    """`match` as the rule reads it: an exact text need only be contained."""
+    if match.equals is None:
+        return match
+    return TextMatch(contains=(*match.contains, match.equals))
+
+
+def _direct(expected: tuple[DirectExpect, ...], observed: list[dict[str, Any]]) -> Found:
+    """The rule: each ask answered or refused as expected. Upstream: the code and text."""
     if len(observed) != len(expected):
-        return [f"direct: expected {len(expected)} result(s), observed {len(observed)}"]
-    out = []
+        return [(RULE, f"direct: expected {len(expected)} result(s), observed {len(observed)}")]
+    found: Found = []
     for i, (want, got) in enumerate(zip(expected, observed, strict=True)):
         error = got.get("error")
         shown = f"{error['code']}: {got['text']!r}" if error else f"answers {got['text']}"
         if want.answers is not None:
             text = answers_text(want.answers)
             if error is not None or got["text"] != text:
-                out.append(f"direct[{i}]: expected answers {text}, observed {shown}")
-        elif error is None or error["code"] != want.code:
-            out.append(f"direct[{i}]: expected {want.code}, observed {shown}")
+                level = RULE if error is not None else UPSTREAM  # answered, in other words
+                found.append((level, f"direct[{i}]: expected answers {text}, observed {shown}"))
+        elif error is None:
+            found.append((RULE, f"direct[{i}]: expected {want.code}, observed {shown}"))
+        elif error["code"] != want.code:
+            found.append((UPSTREAM, f"direct[{i}]: expected {want.code}, observed {shown}"))
         elif want.text is not None and (why := want.text.mismatch(got["text"])):
-            out.append(f"direct[{i}].text: {why}")
-    return out
+            found.append((UPSTREAM, f"direct[{i}].text: {why}"))
+    return found
 
 
-def _asked(expected: tuple[AskedExpect, ...], observed: list[dict[str, Any]]) -> list[str]:
+def _asked(expected: tuple[AskedExpect, ...], observed: list[dict[str, Any]]) -> Found:
+    """The rule: how many asks reached the human. Upstream: who asked, and each question as
+    the provider saw it."""
     ids = [[q.get("id") for q in call["questions"]] for call in observed]
     if len(observed) != len(expected):
-        return [f"asked: expected {len(expected)} call(s), observed {len(observed)} {ids}"]
+        return [(RULE, f"asked: expected {len(expected)} call(s), observed {len(observed)} {ids}")]
     out = []
     for i, (want, got) in enumerate(zip(expected, observed, strict=True)):
         if want.caller_pinned and got.get("caller") != want.caller:
@@ -130,29 +218,11 @@ def _asked(expected: tuple[AskedExpect, ...], observed: list[dict[str, Any]]) ->
                         f"asked[{i}].questions[{j}].{key}: expected {_json(value)}, "
                         f"observed {_json(seen.get(key))}"
                     )
-    return out
+    return [(UPSTREAM, line) for line in out]
 
 
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
-
-
-def _matches(
-    what: str,
-    expected: dict[Any, TextMatch],
-    observed: dict[Any, str | None],
-    suffix: str = "",
-) -> list[str]:
-    out = []
-    for key, match in expected.items():
-        why = match.mismatch(observed.get(key))
-        if why:
-            out.append(f"{what}[{key}]{suffix}: {why}")
-    return out
-
-
-# How a summary line names a plain error (code ""), such as exit_plan_mode's own refusals.
-PLAIN = "Error"
 
 
 def summary(result: Result, *, expected: bool) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from harness.adapters import Expectations
 from harness.contract import Adapter, RunOptions
-from harness.run._judge import Result
+from harness.run._judge import UPSTREAM, Result
 from harness.run._runner import run_scenario
 from harness.scenario import Scenario
 
@@ -41,6 +41,7 @@ def run_loop(
     golden: Path | None = None,
     require_golden: bool = False,
     expectations: Expectations | None = None,
+    level: str = UPSTREAM,
 ) -> Iterator[Ran]:
     """Run each scenario on `adapter`, in order, and yield it judged.
 
@@ -48,7 +49,8 @@ def run_loop(
     says) and wire. With `golden` (a snapshots directory) each observation is compared with
     its golden snapshot; with `require_golden`, a scenario without one fails. Each result
     is labelled by `expectations` (none: only a pass or a skip is acceptable). The adapter
-    is the caller's: opened before, closed after, by whoever opened it."""
+    is the caller's: opened before, closed after, by whoever opened it. Each is judged at
+    conformance `level`: `rule` or `upstream` (harness.run._judge)."""
     options = RunOptions() if options is None else options
     known = Expectations.none() if expectations is None else expectations
     clock = _REAL["clock"]
@@ -62,6 +64,7 @@ def run_loop(
             wire=options.wire,
             golden=golden,
             require_golden=require_golden,
+            level=level,
         )
         label, acceptable = known.verdict(scenario.id, result.status)
         yield Ran(result, label, acceptable, clock() - began)

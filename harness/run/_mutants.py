@@ -56,7 +56,8 @@ def mutant_matrix(
     backstop: float = DEFAULT_BACKSTOP,
     progress: Callable[[int, int, str, str, str], None] | None = None,
 ) -> Matrix:
-    guards = [name for name in GUARDS if name != RUNTIME_OWNERSHIP.name]
+    # Only the guards that break the rule are mutants; the decision and its rewordings are not.
+    guards = [n for n, g in GUARDS.items() if n != RUNTIME_OWNERSHIP.name and not g.keeps_rule]
     # A scenario with a guard of its own (hang-before-the-fix) reproduces that guard and
     # always runs under it (effective_guard): it can tell no guard from the decision.
     scenarios = [s for s in scenarios if s.guard == RUNTIME_OWNERSHIP.name]

@@ -20,7 +20,7 @@ from harness.contract import (
     portable,
 )
 from harness.run._diff import json_differences, summaries
-from harness.run._judge import Result, judge
+from harness.run._judge import UPSTREAM, Result, judge
 from harness.scenario import DEFAULT_GUARD, Scenario
 
 
@@ -42,26 +42,29 @@ def run_scenario(
     wire: Wire = Wire(),
     golden: Path | None = None,
     require_golden: bool = False,
+    level: str = UPSTREAM,
 ) -> Result:
     """Run one scenario on `adapter` and judge it (no adapter: a reference runtime of its
     own, closed after the run). `guard` is a requested guard, applied as effective_guard
     says. With `golden` (a snapshots directory), its snapshot is compared too, whenever the
     scenario runs under its own guard (another guard's observation is not what the golden
     pins): all of it for the reference runtime, the portable part for any other; with
-    `require_golden`, a scenario that has no snapshot there fails."""
+    `require_golden`, a scenario that has no snapshot there fails. The result is judged at
+    conformance `level` (harness.run._judge: a golden is an upstream-level expectation)."""
     if adapter is None:
         with _reference() as own:
             return run_scenario(
                 scenario, adapter=own, backstop=backstop, guard=guard, wire=wire,
-                golden=golden, require_golden=require_golden,
+                golden=golden, require_golden=require_golden, level=level,
             )  # fmt: skip
     guard = effective_guard(scenario, guard)
     missing = missing_features(adapter, scenario)
     if missing:
         reason = f"{adapter.name} does not run {', '.join(missing)} scenarios"
-        return Result(scenario, Observation.empty(scenario.id, "skipped", reason), "skip", [reason])
+        skipped = Observation.empty(scenario.id, "skipped", reason)
+        return Result(scenario, skipped, "skip", [reason], level=level)
     observation = adapter.run(scenario, RunOptions(backstop, guard, wire))
-    result = judge(scenario, observation)
+    result = judge(scenario, observation, level)
     if result.status == "skip" or golden is None or guard != scenario.guard:
         return result
     return compare_golden(result, observation, golden / f"{scenario.id}.json", adapter=adapter,
@@ -75,11 +78,10 @@ def compare_golden(
     if not snapshot.is_file():
         result.golden = "missing"
         if require:
-            result.mismatches.append(
+            result.add([(UPSTREAM,
                 f"no golden snapshot {snapshot}; `harness snapshot {result.scenario.id}` writes "
                 "it from the reference runtime"
-            )
-            result.status = "fail" if result.status == "pass" else result.status
+            )])  # fmt: skip
         return result
     result.golden = "compared"
     expected, observed = json.loads(snapshot.read_text(encoding="utf-8")), observation.snapshot()
@@ -88,10 +90,9 @@ def compare_golden(
     if not is_reference(adapter):
         expected, observed = portable(expected), portable(observed)
     found = json_differences(expected, observed)
-    if found:
+    if found:  # a golden pins upstream's texts: the rule does not look at it
         result.differences = found
-        result.mismatches += summaries(found)
-        result.status = "fail" if result.status == "pass" else result.status
+        result.add([(UPSTREAM, line) for line in summaries(found)])
     return result
 
 
@@ -104,6 +105,7 @@ def run_scenarios(
     wire: Wire = Wire(),
     golden: Path | None = None,
     require_golden: bool = False,
+    level: str = UPSTREAM,
 ) -> Iterator[Result]:
     """run_scenario for each, on one adapter (no adapter: one reference runtime for them
     all, which runs them on one event loop, closed at the end)."""
@@ -111,7 +113,7 @@ def run_scenarios(
         with _reference() as own:
             yield from run_scenarios(
                 scenarios, adapter=own, backstop=backstop, guard=guard, wire=wire,
-                golden=golden, require_golden=require_golden,
+                golden=golden, require_golden=require_golden, level=level,
             )  # fmt: skip
         return
     for scenario in scenarios:
@@ -123,6 +125,7 @@ def run_scenarios(
             wire=wire,
             golden=golden,
             require_golden=require_golden,
+            level=level,
         )
 
 

@@ -1,7 +1,8 @@
 """The guards: how the user-questions service checks its caller. One is the decision; the
 others are TEST-ONLY copies of the alternatives the design document rejects and of the
 behaviour before the fix, kept so the scenarios can prove they would catch each one
-(`harness mutants`, the guard matrix).
+(`harness mutants`, the guard matrix), and one (`other-words`) that keeps the rule in
+words of its own, as a foreign runtime does: what the `rule` conformance level accepts.
 
 The reference runtime knows none of this. A guard is a whole user-questions pipeline
 handed to it from outside: a service class (a subclass that replaces the caller check, or
@@ -49,12 +50,38 @@ HISTORICAL_DEPTH_MESSAGE = (
 )
 
 
+# What a runtime that keeps the rule in its own words says instead (Claude Code refuses a
+# subagent's AskUserQuestion in words of this kind, with no code).
+OTHER_WORDS_MESSAGE = (
+    "human interaction is not available inside subagents. Complete the task with the tools "
+    "provided and return the unresolved question to the orchestrator in your final result."
+)
+
+
 @dataclass(frozen=True)
 class Guard:
     name: str
     description: str
     service: type[UserQuestionService] = UserQuestionService
     tools: Callable[[], Sequence[Tool]] | None = None  # None: the runtime's default tools
+    # A variant that still keeps the rule (in other words): no mutant for the matrix to
+    # kill, but what `--level rule` must accept and `upstream` must not.
+    keeps_rule: bool = False
+
+
+class _PlainRefusal(UserQuestionError):
+    name = "Error"  # a plain error, as a runtime without upstream's error class reports it
+
+
+class _OtherWords(UserQuestionService):
+    """The decision, refused in other words: the same callers refused, each as a plain
+    error with no code and another text."""
+
+    def check_caller(self, agent: Agent) -> None:
+        try:
+            super().check_caller(agent)
+        except UserQuestionError as exc:
+            raise _PlainRefusal("", OTHER_WORDS_MESSAGE) from exc
 
 
 class _NoCallerCheck(UserQuestionService):
@@ -160,6 +187,12 @@ GUARDS: dict[str, Guard] = {
             "the plan review approved whenever Approve is among the selections",
             UserQuestionService,
             _approve_any_tools,
+        ),
+        Guard(
+            "other-words",
+            "the decision in other words: its refusals as plain errors, no code, another text",
+            _OtherWords,
+            keeps_rule=True,
         ),
     )
 }
