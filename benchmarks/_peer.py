@@ -6,8 +6,8 @@ that its caller is owned and returns the DELEGATED_CALLER error text; the child 
 "UNRESOLVED: ..." and the parent finishes. Two models drive it: pydantic-ai's FunctionModel
 (in-process, no HTTP), and its OpenAIChatModel over httpx against the very fake the
 harness uses (`ScriptedLLM`, a respx router behind an httpx.MockTransport), replaying the
-scenario's own scripts. No key, no network: api_key="unused", and the fake refuses any
-unmocked route.
+scenario's own scripts. No key, no network: the sentinel key (the fake refuses any other),
+and the fake refuses any unmocked route.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
 
 from benchmarks._measure import Bench
-from harness.contract import AGENT_HEADER
+from harness.contract import AGENT_HEADER, SENTINEL_KEY
 from harness.fake import BASE_URL, ScriptedLLM
 from harness.runtime.loop import CHILD_PROMPT, ROOT_PROMPT
 from harness.runtime.questions import DELEGATED_CALLER, MESSAGES
@@ -132,7 +132,7 @@ class Peer:
     def _openai(agent: str, http: httpx.AsyncClient) -> OpenAIChatModel:
         client = AsyncOpenAI(
             base_url=BASE_URL,
-            api_key="unused",  # the SDK insists on one; the fake ignores it
+            api_key=SENTINEL_KEY,  # the SDK insists on one: the one the fake accepts
             http_client=http,  # type: ignore[arg-type]  # a legacy httpx client is accepted
             max_retries=0,
             default_headers={AGENT_HEADER: agent},  # how the fake tells parent from child

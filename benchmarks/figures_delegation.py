@@ -243,7 +243,7 @@ def _peer_section(
         "`benchmarks/_peer.py`: a parent agent whose `subagent` tool runs a child agent; the "
         "child's `ask_user_question` tool returns the DELEGATED_CALLER error text, the child "
         "says 'UNRESOLVED: ...', the parent finishes (checked on every run). (a) pydantic-ai's "
-        "`FunctionModel` in-process; (b) its `OpenAIChatModel` (openai SDK, `api_key='unused'`, "
+        "`FunctionModel` in-process; (b) its `OpenAIChatModel` (openai SDK, the sentinel key, "
         "`max_retries=0`) over an `httpx.AsyncClient` whose MockTransport serves the "
         "harness's own `ScriptedLLM` with the scenario's scripts (fresh each run, so the fake's "
         "cost is the same as ours). Agents and clients are built once and reused, on one "

@@ -35,6 +35,11 @@ AGENT_HEADER = "X-Harness-Agent"
 SESSION_HEADER = "X-Harness-Session"
 ROUTINGS = ("agent", "session", "content")
 
+# The one key a runtime that insists on a key is given (an SDK that refuses to start
+# without one, a CLI that checks for it). The fake refuses any request carrying another
+# credential, so a real key that leaked into a run fails it instead of being ignored.
+SENTINEL_KEY = "sk-keyless-harness-sentinel"
+
 
 @dataclass(frozen=True)
 class Wire:

@@ -33,7 +33,7 @@ from harness.contract import AGENT_HEADER
 from harness.fake import BASE_URL, CapturedRequest, ScriptedLLM, Turn
 from harness.pytest_plugin import ScenarioSnapshotExtension
 from harness.run import Wire, run_scenario, snapshot_text
-from harness.runtime.llm import ChatClient
+from harness.runtime.llm import ChatClient, ChatError
 from tests.conftest import SCENARIOS
 
 CANARY = "canary-5be1e7"  # distinctive, lower case: matched case-insensitively
@@ -294,22 +294,36 @@ def test_the_runtime_client_pointed_elsewhere_fails_loudly() -> None:
 
 
 # -- the checks can fail ------------------------------------------------------------------------
-def _one_request(client: httpx.AsyncClient, llm: ScriptedLLM, model: str = "scripted") -> None:
+def _one_request(
+    client: httpx.AsyncClient, llm: ScriptedLLM, model: str = "scripted"
+) -> str | None:
+    """Send one request; the fake's refusal, if it refused it (never repeating a key)."""
+
     async def go() -> None:
         async with client:
             await ChatClient(
                 client, base_url=BASE_URL, model=model, agent_header=AGENT_HEADER
             ).complete(agent="lead", messages=[{"role": "user", "content": "go"}], tools=[])
 
-    asyncio.run(go())
-    assert len(llm.requests) == 1
+    try:
+        asyncio.run(go())
+    except ChatError as exc:
+        assert CANARY not in str(exc) and NETRC_USERINFO not in str(exc)
+        return str(exc)
+    finally:
+        assert len(llm.requests) == 1
+    return None
+
+
+FOREIGN = "header authorization carries a credential that is not the harness's sentinel key"
 
 
 def test_a_key_from_the_environment_is_caught(canary_env: dict[str, str]) -> None:
     llm = ScriptedLLM({"lead": [Turn.text("hi")]})
     headers = {"Authorization": f"Bearer {os.environ['OPENAI_API_KEY']}"}
-    _one_request(httpx.AsyncClient(transport=llm.transport(), headers=headers), llm)
-    found = leaks(llm.requests)
+    refused = _one_request(httpx.AsyncClient(transport=llm.transport(), headers=headers), llm)
+    assert refused is not None and refused.startswith(FOREIGN)  # the fake refuses it, and
+    found = leaks(llm.requests)  # the audit of what was sent names it
     assert any("sends header authorization" in f for f in found), found
     assert any(f"carries {CANARY.encode()!r}" in f for f in found), found
 
@@ -320,7 +334,8 @@ def test_an_account_in_an_innocent_header_or_the_body_is_caught(
     llm = ScriptedLLM({"lead": [Turn.text("hi")]})
     headers = {"X-Tenant": os.environ["OPENAI_PROJECT_ID"]}
     client = httpx.AsyncClient(transport=llm.transport(), headers=headers)
-    _one_request(client, llm, model=os.environ["OPENAI_ORG_ID"])
+    # Not a credential header: only the audit can tell.
+    assert _one_request(client, llm, model=os.environ["OPENAI_ORG_ID"]) is None
     found = leaks(llm.requests)
     assert any("header x-tenant carries" in f for f in found), found
     assert any("body carries" in f for f in found), found
@@ -330,7 +345,8 @@ def test_basic_auth_built_from_netrc_is_caught(canary_env: dict[str, str]) -> No
     llm = ScriptedLLM({"lead": [Turn.text("hi")]})
     login, password = NETRC_USERINFO.split(":")
     client = httpx.AsyncClient(transport=llm.transport(), auth=(login, password))
-    _one_request(client, llm)
+    refused = _one_request(client, llm)
+    assert refused is not None and refused.startswith(FOREIGN)
     found = leaks(llm.requests)
     assert any("header authorization carries" in f for f in found), found
 

@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from harness.cli import main
+from harness.contract import SENTINEL_KEY
 from harness.fake import ScriptedLLM
 from harness.runtime.questions import DELEGATED_CALLER, MESSAGES
 from tests.conftest import SCENARIOS
@@ -39,10 +40,11 @@ def sdk(base_url: str, http_client: httpx.Client | None = None) -> openai.OpenAI
     # would pay for it at collection.
     import openai
 
-    # The SDK insists on a key; the fake ignores it and the runtime under test sends none.
+    # The SDK insists on a key: the sentinel, the one the fake accepts (the runtime under
+    # test sends none).
     return openai.OpenAI(
         base_url=base_url,
-        api_key="not-a-key",
+        api_key=SENTINEL_KEY,
         max_retries=0,
         http_client=http_client,
         default_headers={"X-Harness-Agent": "lead"},
@@ -218,7 +220,7 @@ def test_openai_sdk_without_a_routing_header_runs_a_delegation_tree_to_completio
 
     options = ["--delegation", json.dumps(dialect)] if dialect else []
     with serve_process(served_id, "--idle-timeout", "20", *options) as server:
-        client = openai.OpenAI(base_url=server.url, api_key="-", max_retries=0)
+        client = openai.OpenAI(base_url=server.url, api_key=SENTINEL_KEY, max_retries=0)
         tool = dialect["tool"] if dialect else "subagent"
         assert run_agent(client, "Prepare the deployment.", depth=0, delegation_tool=tool) == final
         assert server.wait(10) == 0, server.stderr()

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pytest
 
+from harness.contract import SENTINEL_KEY
 from harness.fake import BASE_URL, ScriptedLLM, Turn
 from harness.runtime.questions import DELEGATED_CALLER, MESSAGES
 
@@ -104,9 +105,9 @@ def bridged_async(llm: ScriptedLLM) -> httpx2.AsyncClient:
 def sdk(llm: ScriptedLLM) -> anthropic.Anthropic:
     import anthropic
 
-    # The SDK insists on a key; the fake ignores it.
+    # The SDK insists on a key: the sentinel, the one credential the fake accepts.
     return anthropic.Anthropic(
-        base_url=SDK_BASE, api_key="not-a-key", max_retries=0, http_client=bridged(llm)
+        base_url=SDK_BASE, api_key=SENTINEL_KEY, max_retries=0, http_client=bridged(llm)
     )
 
 
@@ -267,7 +268,7 @@ def test_chat_completions_is_still_served_beside_it() -> None:
     said = sdk(llm).messages.create(**body())
     assert [(b.type, b.text) for b in said.content] == [("text", "hi")]  # type: ignore[union-attr]
     transport = httpx.MockTransport(llm.router().handler)
-    chat = openai.OpenAI(base_url=BASE_URL, api_key="not-a-key", max_retries=0,
+    chat = openai.OpenAI(base_url=BASE_URL, api_key=SENTINEL_KEY, max_retries=0,
                          http_client=httpx.Client(transport=transport))  # fmt: skip
     history = [*GO, {"role": "assistant", "content": "hi"}, {"role": "user", "content": "more"}]
     reply = chat.chat.completions.with_raw_response.create(model="m", messages=history)
@@ -295,7 +296,7 @@ def test_the_async_transport_and_its_hook_read_the_messages_wire() -> None:
 
     async def go() -> str:
         # `?beta=true`, as Claude Code posts it: the query is not looked at.
-        client = anthropic.AsyncAnthropic(base_url=SDK_BASE, api_key="not-a-key", max_retries=0,
+        client = anthropic.AsyncAnthropic(base_url=SDK_BASE, api_key=SENTINEL_KEY, max_retries=0,
                                           default_query={"beta": "true"},
                                           http_client=bridged_async(llm))  # fmt: skip
         asked = await client.messages.create(**body(tools=TOOLS))

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pytest
 
+from harness.contract import SENTINEL_KEY
 from harness.fake import BASE_URL, ScriptedLLM, Turn
 from tests.test_wire_anthropic import ASK, PROMPT, QUESTION, REFUSAL, SCRIPTS
 
@@ -49,9 +50,9 @@ def output(call_id: str, text: str) -> dict[str, Any]:
 def sdk(llm: ScriptedLLM) -> openai.OpenAI:
     import openai
 
-    # The SDK insists on a key; the fake ignores it.
+    # The SDK insists on a key: the sentinel, the one credential the fake accepts.
     transport = httpx.MockTransport(llm.router().handler)
-    return openai.OpenAI(base_url=BASE_URL, api_key="not-a-key", max_retries=0,
+    return openai.OpenAI(base_url=BASE_URL, api_key=SENTINEL_KEY, max_retries=0,
                          http_client=httpx.Client(transport=transport))  # fmt: skip
 
 
@@ -202,7 +203,7 @@ def test_one_conversation_carries_on_across_all_three_wires() -> None:
     assert said.output_text == "hi" and said.id == "resp_1"
     history = [{"role": "user", "content": "go"}, {"role": "assistant", "content": "hi"},
                {"role": "user", "content": "more"}]  # fmt: skip
-    chat = openai.OpenAI(base_url=BASE_URL, api_key="not-a-key", max_retries=0,
+    chat = openai.OpenAI(base_url=BASE_URL, api_key=SENTINEL_KEY, max_retries=0,
                          http_client=httpx.Client(transport=httpx.MockTransport(
                              llm.router().handler)))  # fmt: skip
     again = chat.chat.completions.create(model="m", messages=history)  # type: ignore[arg-type]

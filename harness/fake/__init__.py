@@ -1,7 +1,8 @@
 """The scripted fake LLM: an OpenAI-compatible Chat Completions endpoint, and an Anthropic
 Messages one (POST {base}/messages) and an OpenAI Responses one (POST {base}/responses)
 beside it (harness.fake.endpoints), that replay one script per agent, in-process
-(`ScriptedLLM.transport()`, `.router()`) or on loopback (`harness serve`,
+(`ScriptedLLM.transport()`, `.router()`, or `.intercept()` for a client built elsewhere,
+httpx or httpx2) or on loopback (`harness serve`,
 harness.fake.serve). This is its public face; the modules beside it
 are its parts (see `harness.fake.scripted` for how they fit).
 
@@ -11,6 +12,7 @@ are its parts (see `harness.fake.scripted` for how they fit).
 
 from harness.contract import CapturedRequest
 from harness.fake.dialect import Delegation
+from harness.fake.intercept import OffLoopbackRequest
 from harness.fake.script import (
     AmbiguousDelegation,
     InvalidConversation,
@@ -37,6 +39,7 @@ __all__ = [
     "InvalidConversation",
     "MalformedArguments",
     "MalformedRequest",
+    "OffLoopbackRequest",
     "ScriptError",
     "ScriptExhausted",
     "ScriptedLLM",

@@ -18,13 +18,46 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from harness.fake.script import InvalidConversation, MalformedRequest, UndeclaredTool
+import httpx
+
+from harness.contract import SENTINEL_KEY
+from harness.fake.script import (
+    ForeignCredential,
+    InvalidConversation,
+    MalformedRequest,
+    UndeclaredTool,
+)
 
 if TYPE_CHECKING:
     from harness.scenario import Turn
 
 Problem = tuple[str | None, str]  # (param, message)
 ROLES = ("system", "developer", "user", "assistant", "tool")
+
+
+# Where a client puts a key: OpenAI's bearer token, Anthropic's and Azure's key headers,
+# Google's. A proxy's credentials count too: nothing but loopback is ever spoken to.
+CREDENTIAL_HEADERS = (
+    "authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key"
+)  # fmt: skip
+
+
+def check_credentials(headers: httpx.Headers, agent: str | None) -> None:
+    """ForeignCredential unless every credential header is absent or carries exactly the
+    sentinel key (as a bearer token in an authorization header)."""
+    for name in CREDENTIAL_HEADERS:
+        for value in headers.get_list(name):
+            key = value.strip()
+            if name.endswith("authorization") and key[:7].lower() == "bearer ":
+                key = key[7:].strip()
+            if key != SENTINEL_KEY:
+                raise ForeignCredential(
+                    f"header {name} carries a credential that is not the harness's sentinel "
+                    f"key; a keyless run sends none, or exactly {SENTINEL_KEY} "
+                    "(harness.contract.SENTINEL_KEY)",
+                    agent=agent,
+                    param=name,
+                )
 
 
 def check_request(body: Any, *, strict: bool, agent: str | None) -> None:

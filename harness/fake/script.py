@@ -1,6 +1,6 @@
 """Every way a script can be misused, one exception each: the fake records it and answers
-HTTP 400 with an OpenAI-style error body whose `code` is the exception's, and `param` the
-request field at fault when there is one."""
+HTTP 400 (401 for a foreign credential) with the wire's error body, whose `code` is the
+exception's, and `param` the request field at fault when there is one."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ class ScriptError(Exception):
     """A request the script cannot answer. The message names the agent and the step."""
 
     code = "script_error"
+    status = 400
 
     def __init__(
         self,
@@ -75,3 +76,11 @@ class MalformedArguments(ScriptError):
 
 class UnconsumedSteps(ScriptError):
     code = "unconsumed_steps"
+
+
+class ForeignCredential(ScriptError):
+    """A request carrying a credential other than the harness's sentinel key: a real key
+    leaked into a keyless run. Its value is never repeated."""
+
+    code = "invalid_api_key"
+    status = 401

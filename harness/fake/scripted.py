@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Mapping, MutableSequence, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 import httpx
@@ -32,6 +33,7 @@ from harness.fake.endpoints import endpoint_for
 from harness.fake.record import PrefixLog, Record
 from harness.fake.reply import AgentState, Finished, render
 from harness.fake.request import (
+    check_credentials,
     check_declared,
     check_request,
     checked_messages,
@@ -135,6 +137,15 @@ class ScriptedLLM:
         does not mock."""
         return respx_router(Handler(self, base_url), base_url)
 
+    def intercept(self, base_url: str = BASE_URL) -> AbstractContextManager[None]:
+        """While open, every httpx and httpx2 client in this process that uses its default
+        transport is served: requests to `base_url`'s endpoints by this script, loopback as
+        usual, anything else refused at once (harness.fake.intercept.OffLoopbackRequest).
+        For a runtime that builds its own client, as the openai and anthropic SDKs do."""
+        from harness.fake.intercept import intercepting
+
+        return intercepting(Handler(self, base_url), base_url)
+
     async def before(self, request: httpx.Request) -> None:
         """Give `before_turn` its moment before an agent's scripted step is served
         (in-process transports only: a loopback server has no event loop to share)."""
@@ -161,12 +172,13 @@ class ScriptedLLM:
         endpoint = endpoint_for(request.url.path)
         body: Any = None  # a request that is none of the wire's adds no prefix
         try:
+            check_credentials(request.headers, request.headers.get(AGENT_HEADER))
             body = self._body(request, endpoint)
             agent, step, message = self._reply(request, body, endpoint.call_prefix)
         except ScriptError as exc:
             self.errors.append(exc)
             self.record.add(request, exc.agent, exc.step, body, kept=self.error_bodies)
-            return endpoint.error(400, str(exc), exc.code, exc.param)
+            return endpoint.error(exc.status, str(exc), exc.code, exc.param)
         self.record.add(request, agent, step, body)
         self._completion_ids += 1
         return endpoint.reply(
