@@ -181,6 +181,7 @@ def main() -> int:
     parser.add_argument("--probe-model", action="store_true", help="ask the served fake once")
     parser.add_argument("--session-header", default=None, help="declare it in the hello")
     parser.add_argument("--delegation", default=None, help="a dialect (JSON) for the hello")
+    parser.add_argument("--dialect", default=None, help="a dialect (JSON, or a shipped name)")
     args = parser.parse_args()
     misbehave = args.misbehave
     crash_on = set(filter(None, args.crash_on.split(",")))
@@ -208,6 +209,9 @@ def main() -> int:
                 hello["session_header"] = args.session_header
             if args.delegation is not None:
                 hello["delegation"] = json.loads(args.delegation)
+            if args.dialect is not None:
+                shipped = args.dialect.replace("-", "").isalnum()
+                hello["dialect"] = args.dialect if shipped else json.loads(args.dialect)
             reply(hello)
         elif kind == "bye":
             return 0

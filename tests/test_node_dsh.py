@@ -45,7 +45,7 @@ def upstream() -> Iterator[JsonLinesAdapter]:
 
 def test_the_hello_declares_how_upstream_talks_to_a_model(upstream: JsonLinesAdapter) -> None:
     assert upstream.session_header == "x-deepseek-harness-session-id"
-    assert upstream.delegation.to_json() == {
+    assert upstream.dialect.delegation.to_json() == {
         "tool": "subagent",
         "arguments": {"description": "{name}", "prompt": "{prompt}", "run_in_background": False},
     }

@@ -181,7 +181,7 @@ def test_a_delegation_the_dialect_cannot_spell_is_malformed_arguments() -> None:
     ("value", "message"),
     [
         ([], "write {tool: NAME, arguments: {...}}"),
-        ({"tool": ""}, ".tool: the runtime's delegation tool name"),
+        ({"tool": ""}, ".tool: the runtime's tool name, a string"),
         ({"arguments": []}, ".arguments: a JSON object template"),
         ({"arguments": {"description": "{name}"}}, "no string carries {prompt}"),
         ({"tool": "t", "extra": 1}, "write {tool: NAME"),

@@ -97,8 +97,9 @@ def _corpus() -> dict[str, bytes]:
 
 
 def _code() -> frozenset[str]:
-    """The checkout's package: its Python files, named as in the wheel."""
-    found = (ROOT / "harness").rglob("*.py")
+    """The checkout's package: its Python files and its shipped dialects, named as in the
+    wheel."""
+    found = [*(ROOT / "harness").rglob("*.py"), *(ROOT / "harness" / "dialects").glob("*.json")]
     return frozenset(p.relative_to(ROOT).as_posix() for p in found if "__pycache__" not in p.parts)
 
 
@@ -203,7 +204,7 @@ def test_the_wheel_holds_the_code_and_the_corpus_and_nothing_else(installed: Ins
         packed = {name: wheel.read(name) for name in entries if name.startswith("harness/_corpus/")}
     assert packed == installed.corpus  # every scenario and golden, byte for byte, and no stray
     code = {n for n in entries if n.startswith("harness/") and not n.startswith("harness/_corpus/")}
-    assert code == installed.code  # the package's Python files, and no other file
+    assert code == installed.code  # the package's Python files and dialects, no other file
     info = {n for n in entries if re.match(r"keyless_harness-[^/]+\.dist-info/", n)}
     assert set(entries) == code | set(packed) | info, "files outside harness/ and dist-info"
     big = {n: i.file_size for n, i in entries.items() if i.file_size > FILE_LIMIT}

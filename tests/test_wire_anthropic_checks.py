@@ -83,7 +83,8 @@ def test_each_event_is_framed_with_its_name() -> None:
     [
         ({"model": "m", "messages": GO}, "max_tokens"),  # strict: the real API needs one
         (body(messages="go"), "messages"),
-        (body(messages=[{"role": "system", "content": "x"}]), "messages.0"),
+        (body(messages=[{"role": "tool", "content": "x"}]), "messages.0"),
+        (body(messages=[{"role": "system", "content": [{"type": "image"}]}]), "messages.0.content"),
         (body(system=3), "system"),
         (body(messages=[{"role": "user", "content": [
             {"type": "tool_use", "id": "t", "name": "n", "input": {}}]}]), "messages.0.content.0"),
@@ -179,3 +180,42 @@ def test_harness_serve_answers_the_messages_wire_in_its_shape() -> None:
     assert wrong.headers["x-harness-error-code"] == "method_not_allowed"
     assert (large.status_code, large.json()["error"]["type"]) == (413, "request_too_large")
     assert large.headers["x-harness-error-code"] == "request_too_large"
+
+
+def test_claude_codes_mid_conversation_system_messages_are_served() -> None:
+    # As Claude Code 2.1.197 sends them (tests/fixtures/cli-requests/claude-code.json): a
+    # reminder before the task in the first user message, system messages among the others
+    # (the mid-conversation-system beta), and its own tool names (the claude-code dialect).
+    from harness.fake.dialect import Dialect
+    from tests.conftest import SCENARIOS
+
+    scenario = SCENARIOS["delegated-question-handoff"]
+    dialect = Dialect.load("claude-code")
+    llm = ScriptedLLM({n: a.script for n, a in scenario.agents.items()}, dialect=dialect,
+                      strict=True, check_history=True)  # fmt: skip
+    declared = [{"name": n, "description": "", "input_schema": OBJECT}
+                for n in ("Agent", "AskUserQuestion")]  # fmt: skip
+    reminder = {"type": "text", "text": "<system-reminder>today</system-reminder>"}
+
+    def post(messages: list[Any]) -> Any:
+        sent = body(tools=declared, messages=messages)
+        answer = llm.respond(httpx.Request("POST", f"{MESSAGES_URL}?beta=true", json=sent))
+        assert answer.status_code == 200, answer.text
+        return answer.json()
+
+    agents = {"role": "system", "content": "Available agent types: general-purpose"}
+    root = [{"role": "user", "content": [reminder, {"type": "text", "text": "Prepare it."}]},
+            agents]  # fmt: skip
+    (use,) = post(root)["content"]
+    assert (use["name"], use["input"]["subagent_type"]) == ("Agent", "general-purpose")
+    task = {"type": "text", "text": use["input"]["prompt"]}
+    child = [{"role": "user", "content": [reminder, task]}, agents]
+    (ask,) = post(child)["content"]
+    assert ask["name"] == "AskUserQuestion"
+    refused = tool_result(ask["id"], "No such tool available: AskUserQuestion.", is_error=True)
+    later = {"role": "system", "content": [{"type": "text", "text": "A reminder."}]}
+    said = post([*child, {"role": "assistant", "content": [ask]},
+                 {"role": "user", "content": [refused]}, later])  # fmt: skip
+    assert said["content"][0]["text"].startswith("UNRESOLVED: ")
+    assert [r.agent for r in llm.requests] == ["parent", "child", "child"]
+    assert llm.errors == []

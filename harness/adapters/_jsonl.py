@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.adapters._reported import ProtocolError, check, observation
 from harness.contract import AdapterError, RunOptions
-from harness.fake.dialect import REFERENCE_DELEGATION, Delegation, DialectError
+from harness.fake.dialect import REFERENCE_DIALECT, Delegation, Dialect, DialectError
 
 if TYPE_CHECKING:
     from harness.contract import Observation
@@ -62,9 +62,10 @@ class JsonLinesAdapter:
         self.env = env  # the process's environment (None: this one's); `prepare` may fill it
         self.features: frozenset[str] | None = frozenset()  # until hello says otherwise
         self.runtime = ""  # what the adapter says it runs, for reports
-        # How its runtime's requests are told apart and how it spells a delegation (hello).
+        # How its runtime's requests are told apart and how it spells the scenario's tools
+        # (hello).
         self.session_header: str | None = None
-        self.delegation = REFERENCE_DELEGATION
+        self.dialect = REFERENCE_DIALECT
         self._prepare = prepare
         self._proc: _Process | None = None
         self._version = ""  # the scenarios' VERSION, for the hello of every process
@@ -98,7 +99,7 @@ class JsonLinesAdapter:
                 raise ProtocolError(f"it answered hello with an error: {hello['message']}")
             if hello["type"] != "hello":
                 raise ProtocolError(f"expected its hello, got {_show(hello)}")
-            self.session_header, self.delegation = _routing(hello)
+            self.session_header, self.dialect = _routing(hello)
         except ProtocolError as exc:
             proc.stop(graceful=False)
             raise AdapterError(f"adapter {self.name}: {context}{exc}{proc.tail()}") from None
@@ -187,7 +188,7 @@ class JsonLinesAdapter:
             chunk=options.wire.chunk if options.wire.chunk is not None else scenario.stream_chunk,
             roots=scenario.roots(),
             session_header=self.session_header,
-            delegation=self.delegation,
+            dialect=self.dialect,
         )
         return llm, ServerThread(llm)
 
@@ -283,16 +284,24 @@ class _Process:
             self.popen.wait()
 
 
-def _routing(hello: dict[str, Any]) -> tuple[str | None, Delegation]:
-    """The session header and delegation dialect a checked hello declares (both optional):
-    the schema has checked their shapes, the dialect's parser checks its placeholders."""
+def _routing(hello: dict[str, Any]) -> tuple[str | None, Dialect]:
+    """The session header and dialect a checked hello declares (all optional): `dialect`
+    (a shipped one's name, or the whole object), or `delegation`, its subagent alone. The
+    schema has checked their shapes, the dialect's parser checks its templates."""
     header = hello.get("session_header")
-    if "delegation" not in hello:
-        return header, REFERENCE_DELEGATION
     try:
-        return header, Delegation.from_json(hello["delegation"], "hello.delegation")
+        if "dialect" in hello and "delegation" in hello:
+            raise DialectError("hello: delegation is the dialect's subagent alone; send one")
+        if isinstance(hello.get("dialect"), str):
+            return header, Dialect.load(hello["dialect"])
+        if "dialect" in hello:
+            return header, Dialect.from_json(hello["dialect"], "hello.dialect")
+        if "delegation" in hello:
+            delegation = Delegation.from_json(hello["delegation"], "hello.delegation")
+            return header, Dialect.of(delegation)
     except DialectError as exc:
         raise ProtocolError(str(exc)) from None
+    return header, REFERENCE_DIALECT
 
 
 def _document(scenario: Scenario) -> Any:

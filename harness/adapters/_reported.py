@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness._paths import protocol_path, schema_path
-from harness.fake.dialect import DELEGATION_TOOL
 
 if TYPE_CHECKING:
     from harness.contract import Observation
@@ -166,13 +165,13 @@ def observation(scenario: Scenario, data: dict[str, Any], llm: ScriptedLLM | Non
     from harness.contract import Observation
 
     outcome = data["outcome"]
-    # A runtime names agents by its own ids (a session UUID, say), and its delegation tool
-    # by its own name; the fake knows both, so reports use the scenario's names.
+    # A runtime names agents by its own ids (a session UUID, say), and the scenario's tools
+    # by its own names (its dialect); the fake knows both, so reports use the scenario's.
     names = llm.conversations() if llm else {}
-    tools = {llm.delegation.tool: DELEGATION_TOOL} if llm else {}
+    tool = llm.dialect.scenario_tool if llm else str
     direct, tool_errors = _direct(data["direct"])
     tool_errors += [
-        {"agent": names.get(e["agent"], e["agent"]), "tool": tools.get(e["tool"], e["tool"]),
+        {"agent": names.get(e["agent"], e["agent"]), "tool": tool(e["tool"]),
          "code": e["code"], "name": e["name"], "is_error": True, "text": e["text"]}
         for e in data["tool_errors"]
     ]  # fmt: skip

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from harness.cli._exits import invalid, usage
 
 if TYPE_CHECKING:
-    from harness.fake.dialect import Delegation
+    from harness.fake.dialect import Dialect
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,6 +46,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="JSON",
         help="your runtime's spelling of the scenarios' subagent {name, prompt}, e.g. "
         '\'{"tool": "task", "arguments": {"description": "{name}", "prompt": "{prompt}"}}\'',
+    )
+    add(
+        "--dialect",
+        default=None,
+        metavar="NAME|FILE",
+        help="your runtime's spelling of all three scenario tools (subagent, "
+        "ask_user_question, exit_plan_mode): a shipped one (claude-code, qwen-code, ...) or "
+        'a JSON file of your own (scenarios/INTERPRETING.md, "The dialect")',
     )
     add(
         "--lenient",
@@ -114,8 +122,10 @@ def run(args: argparse.Namespace) -> int:
                       "numbers, --chunk-delay-ms zero or more")  # fmt: skip
     if args.cut_stream_after is not None and args.cut_stream_after < 1:
         return usage("--cut-stream-after takes a positive number of events")
+    if args.delegation is not None and args.dialect is not None:
+        return usage("--delegation is the dialect's subagent alone; give one of the two")
     try:
-        delegation = _delegation(args.delegation)
+        dialect = _dialect(args.delegation, args.dialect)
     except DialectError as exc:
         return usage(str(exc))
     llm = ScriptedLLM(
@@ -123,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
         chunk=args.chunk,
         roots=scenario.roots(),
         session_header=args.session_header,
-        delegation=delegation,
+        dialect=dialect,
         strict=not args.lenient,
         check_history=args.check_history,
         keep=16,  # nothing reads them after a serve; a long one must not grow without bound
@@ -143,13 +153,15 @@ def run(args: argparse.Namespace) -> int:
         return usage(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
 
 
-def _delegation(text: str | None) -> Delegation:
-    from harness.fake.dialect import REFERENCE_DELEGATION, Delegation, DialectError
+def _dialect(delegation: str | None, dialect: str | None) -> Dialect:
+    from harness.fake.dialect import REFERENCE_DIALECT, Delegation, Dialect, DialectError
 
-    if text is None:
-        return REFERENCE_DELEGATION
+    if dialect is not None:
+        return Dialect.load(dialect)
+    if delegation is None:
+        return REFERENCE_DIALECT
     try:
-        value = json.loads(text)
+        value = json.loads(delegation)
     except ValueError as exc:
         raise DialectError(f"--delegation: not JSON ({exc})") from None
-    return Delegation.from_json(value, "--delegation")
+    return Dialect.of(Delegation.from_json(value, "--delegation"))

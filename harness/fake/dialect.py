@@ -1,87 +1,262 @@
-"""The delegation dialect: how a runtime's delegation tool spells the scenarios' one.
+"""The dialect: how a runtime spells the scenarios' three tools.
 
-Scenarios script delegation in one dialect, `subagent {name, prompt}`. A runtime whose
-delegation tool has another name or other arguments declares a `Delegation`, and the fake
-rewrites each scripted delegation into it; the scenario's names stay the agents' names.
+Scenarios script `subagent {name, prompt}`, `ask_user_question {questions: [...]}` and
+`exit_plan_mode {plan}`, whatever the runtime calls them. A runtime whose tools have other
+names or other arguments declares a `Dialect`: for each scenario tool, a `Spelling` (the
+runtime's tool name and an arguments template). The fake sends each scripted call in it,
+and reads the runtime's names back as the scenario's (`scenario_tool`). Templates that
+refer to a call's arguments (`{{ask.args.questions.0.question}}`) still read the scripted
+ones. harness/dialects/ ships one for each agent CLI the suite knows (`Dialect.named`).
+
+A template is JSON. In it:
+- a string that is exactly `{field}` is that field's value, of any JSON type;
+  `{a|b}` is the first of a, b that is present; with none present, its key is left out;
+- any other string has each `{field}` replaced by that field's string value;
+- `{"$each": FIELD, "$as": TEMPLATE}` is a list: TEMPLATE filled once per item of the
+  list FIELD, each item's fields in scope (`"$defaults": {...}` fills in what an item lacks);
+- anything else is sent as written.
+A spelling's own `defaults` fill in what the scripted arguments lack.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 DELEGATION_TOOL = "subagent"  # what scenarios call, whatever the runtime's tool is named
-_PLACEHOLDER = re.compile(r"\{(name|prompt)\}")
+ASK_TOOL = "ask_user_question"
+PLAN_TOOL = "exit_plan_mode"
+SCENARIO_TOOLS = (DELEGATION_TOOL, ASK_TOOL, PLAN_TOOL)
+DIALECTS = Path(__file__).resolve().parents[1] / "dialects"  # harness/dialects/NAME.json
+
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_WHOLE = re.compile(rf"\{{({_NAME}(?:\|{_NAME})*)\}}")
+_EACH = frozenset({"$each", "$as", "$defaults"})
 
 
 class DialectError(ValueError):
-    """A declared delegation dialect that cannot be used; the message names where and why."""
+    """A declared dialect that cannot be used; the message names where and why."""
+
+
+class _Unfillable(Exception):
+    """A template names a field the arguments lack where a string is needed."""
+
+
+_ABSENT = object()  # a whole-string placeholder with no value: its key is left out
 
 
 @dataclass(frozen=True)
-class Delegation:
-    """How a runtime's delegation tool spells the scenarios' `subagent {name, prompt}`.
+class Spelling:
+    """How a runtime spells one scenario tool: its name, and an arguments template (None:
+    the scripted arguments unchanged)."""
 
-    `arguments` is a JSON template: every string in it has `{name}` and `{prompt}` replaced
-    by the scripted values; anything else is sent as written. None sends the scripted
-    arguments unchanged (the reference runtime's own dialect).
-    """
-
-    tool: str = DELEGATION_TOOL
+    tool: str
     arguments: Mapping[str, Any] | None = None
+    defaults: Mapping[str, Any] = field(default_factory=dict)
 
-    @classmethod
-    def from_json(cls, value: Any, where: str) -> Delegation:
-        """Parse a declared dialect; DialectError names `where` and the fix."""
-        if not isinstance(value, dict) or set(value) - {"tool", "arguments"}:
-            raise DialectError(f"{where}: write {{tool: NAME, arguments: {{...}}}}")
-        tool = value.get("tool", DELEGATION_TOOL)
-        if not isinstance(tool, str) or not tool:
-            raise DialectError(f"{where}.tool: the runtime's delegation tool name, a string")
-        arguments = value.get("arguments")
-        if arguments is None:
-            return cls(tool)
-        if not isinstance(arguments, dict):
-            raise DialectError(f"{where}.arguments: a JSON object template")
-        if "{prompt}" not in "".join(_strings(arguments)):
-            raise DialectError(
-                f"{where}.arguments: no string carries {{prompt}}; the child's task must "
-                "reach it verbatim, since that is how its requests are recognised"
-            )
-        return cls(tool, arguments)
+    def spell(self, args: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The runtime's arguments for scripted `args`, or None when the template needs a
+        string the arguments do not give."""
+        if self.arguments is None:
+            return dict(args)
+        try:
+            filled = _fill(self.arguments, {**self.defaults, **args})
+        except _Unfillable:
+            return None
+        return filled  # type: ignore[no-any-return]
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"tool": self.tool}
         if self.arguments is not None:
             out["arguments"] = self.arguments
+        if self.defaults:
+            out["defaults"] = dict(self.defaults)
         return out
 
+    @classmethod
+    def from_json(cls, value: Any, where: str, default_tool: str) -> Spelling:
+        """Parse a declared spelling; DialectError names `where` and the fix."""
+        if not isinstance(value, dict) or set(value) - {"tool", "arguments", "defaults"}:
+            raise DialectError(f"{where}: write {{tool: NAME, arguments: {{...}}}}")
+        tool = value.get("tool", default_tool)
+        if not isinstance(tool, str) or not tool:
+            raise DialectError(f"{where}.tool: the runtime's tool name, a string")
+        arguments, defaults = value.get("arguments"), value.get("defaults", {})
+        if arguments is not None and not isinstance(arguments, dict):
+            raise DialectError(f"{where}.arguments: a JSON object template")
+        if not isinstance(defaults, dict):
+            raise DialectError(f"{where}.defaults: a JSON object of field values")
+        if arguments is not None:
+            _check(arguments, f"{where}.arguments")
+        return cls(tool, arguments, defaults)
+
+
+@dataclass(frozen=True)
+class Delegation(Spelling):
+    """How a runtime's delegation tool spells the scenarios' `subagent {name, prompt}`.
+
+    Every string of `arguments` has `{name}` and `{prompt}` replaced by the scripted
+    values. None sends the scripted arguments unchanged (the reference runtime's own).
+    """
+
+    tool: str = DELEGATION_TOOL
+
+    @classmethod
+    def from_json(cls, value: Any, where: str, default_tool: str = DELEGATION_TOOL) -> Delegation:
+        parsed = Spelling.from_json(value, where, default_tool)
+        if parsed.arguments is not None and "{prompt}" not in "".join(_strings(parsed.arguments)):
+            raise DialectError(
+                f"{where}.arguments: no string carries {{prompt}}; the child's task must "
+                "reach it verbatim, since that is how its requests are recognised"
+            )
+        return cls(parsed.tool, parsed.arguments, parsed.defaults)
+
     def spell(self, args: Mapping[str, Any]) -> dict[str, Any] | None:
-        """The runtime's arguments for scripted `subagent` arguments, or None when they
-        lack a string name and prompt to fill the template with."""
-        if self.arguments is None:
-            return dict(args)
-        name, prompt = args.get("name"), args.get("prompt")
-        if not isinstance(name, str) or not isinstance(prompt, str):
+        """None also when the scripted arguments lack a string name and prompt: a child is
+        recognised by its prompt, and named by the scenario's name."""
+        if self.arguments is not None and not all(
+            isinstance(args.get(key), str) for key in ("name", "prompt")
+        ):
             return None
-        values = {"name": name, "prompt": prompt}
-        return _fill(dict(self.arguments), values)  # type: ignore[no-any-return]
+        return super().spell(args)
 
 
 REFERENCE_DELEGATION = Delegation()
 
 
-def _fill(value: Any, values: Mapping[str, str]) -> Any:
-    if isinstance(value, str):
-        # One pass: a prompt that itself contains "{name}" is not filled again.
-        return _PLACEHOLDER.sub(lambda m: values[m.group(1)], value)
-    if isinstance(value, dict):
-        return {k: _fill(v, values) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_fill(v, values) for v in value]
-    return value
+@dataclass(frozen=True)
+class Dialect:
+    """A runtime's spelling of each scenario tool it renames; the others go as scripted."""
+
+    tools: Mapping[str, Spelling] = field(default_factory=dict)
+    name: str = "reference"
+    # Scenarios whose scripted calls no spelling can fit to the runtime's tools, each with
+    # why (a free-text question for a tool that takes only options, say): an adapter skips
+    # them with the reason, rather than letting the runtime refuse the call for its shape.
+    cannot: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def delegation(self) -> Delegation:
+        spelling = self.tools.get(DELEGATION_TOOL, REFERENCE_DELEGATION)
+        assert isinstance(spelling, Delegation)
+        return spelling
+
+    def spelling(self, scenario_tool: str) -> Spelling | None:
+        return self.tools.get(scenario_tool)
+
+    def scenario_tool(self, runtime_tool: str) -> str:
+        """A tool name the runtime reports, read back as the scenario's."""
+        for scenario_tool, spelling in self.tools.items():
+            if spelling.tool == runtime_tool:
+                return scenario_tool
+        return runtime_tool
+
+    @classmethod
+    def of(cls, delegation: Delegation) -> Dialect:
+        return cls({DELEGATION_TOOL: delegation} if delegation != REFERENCE_DELEGATION else {})
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name}
+        out["tools"] = {k: s.to_json() for k, s in self.tools.items()}
+        if self.cannot:
+            out["cannot"] = dict(self.cannot)
+        return out
+
+    @classmethod
+    def from_json(cls, value: Any, where: str) -> Dialect:
+        """Parse {name?, tools: {scenario tool: spelling}}; DialectError says what to fix."""
+        if not isinstance(value, dict) or set(value) - {"name", "tools", "cannot", "about"}:
+            raise DialectError(f"{where}: write {{name: RUNTIME, tools: {{subagent: {{...}}}}}}")
+        tools = value.get("tools")
+        if not isinstance(tools, dict) or set(tools) - set(SCENARIO_TOOLS):
+            raise DialectError(
+                f"{where}.tools: a mapping from {', '.join(SCENARIO_TOOLS)} to spellings"
+            )
+        name = value.get("name", "declared")
+        if not isinstance(name, str) or not name:
+            raise DialectError(f"{where}.name: the runtime's name, a string")
+        spellings: dict[str, Spelling] = {}
+        for tool in SCENARIO_TOOLS:  # in one order, whatever the file's
+            if tool in tools:
+                kind = Delegation if tool == DELEGATION_TOOL else Spelling
+                spellings[tool] = kind.from_json(tools[tool], f"{where}.tools.{tool}", tool)
+        runtime = [s.tool for s in spellings.values()]
+        if len(set(runtime)) != len(runtime):
+            raise DialectError(f"{where}.tools: two scenario tools spelled as one runtime tool")
+        cannot = value.get("cannot", {})
+        if not isinstance(cannot, dict) or not all(
+            isinstance(why, str) and why.strip() for why in cannot.values()
+        ):
+            raise DialectError(f"{where}.cannot: a mapping from scenario id to why not")
+        return cls(spellings, name, dict(sorted(cannot.items())))
+
+    @classmethod
+    def load(cls, spec: str) -> Dialect:
+        """A shipped dialect by name (harness/dialects/NAME.json), or a JSON file."""
+        path = DIALECTS / f"{spec}.json" if re.fullmatch(r"[a-z0-9-]+", spec) else Path(spec)
+        if not path.is_file():
+            shipped = ", ".join(sorted(p.stem for p in DIALECTS.glob("*.json")))
+            raise DialectError(f"{spec}: no such dialect file; or name a shipped one: {shipped}")
+        try:
+            value = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise DialectError(f"{path}: not a JSON file ({exc})") from None
+        return cls.from_json(value, str(path))
+
+
+REFERENCE_DIALECT = Dialect()
+
+
+def _fill(template: Any, scope: Mapping[str, Any]) -> Any:
+    if isinstance(template, str):
+        whole = _WHOLE.fullmatch(template)
+        if whole:
+            found = [scope[n] for n in whole.group(1).split("|") if n in scope]
+            return found[0] if found else _ABSENT
+        # One pass: a value that itself contains "{name}" is not filled again.
+        return _WHOLE.sub(lambda m: _text(m.group(1), scope), template)
+    if isinstance(template, dict) and "$each" in template:
+        items = scope.get(template["$each"])
+        if not isinstance(items, list) or not all(isinstance(i, Mapping) for i in items):
+            raise _Unfillable(template["$each"])
+        defaults = template.get("$defaults", {})
+        return [_fill(template["$as"], {**defaults, **item}) for item in items]
+    if isinstance(template, dict):
+        filled = {k: _fill(v, scope) for k, v in template.items()}
+        return {k: v for k, v in filled.items() if v is not _ABSENT}
+    if isinstance(template, list):
+        out = [_fill(v, scope) for v in template]
+        if any(v is _ABSENT for v in out):
+            raise _Unfillable("a list item")
+        return out
+    return template
+
+
+def _text(names: str, scope: Mapping[str, Any]) -> str:
+    for name in names.split("|"):
+        if isinstance(scope.get(name), str):
+            return str(scope[name])
+    raise _Unfillable(names)
+
+
+def _check(template: Any, where: str) -> None:
+    """Refuse a `$each` block without a field name and a template."""
+    if isinstance(template, dict) and "$each" in template:
+        if set(template) - _EACH or not isinstance(template["$each"], str) or "$as" not in template:
+            raise DialectError(f"{where}: write {{$each: FIELD, $as: TEMPLATE}}")
+        if not isinstance(template.get("$defaults", {}), dict):
+            raise DialectError(f"{where}.$defaults: a JSON object of field values")
+        _check(template["$as"], f"{where}.$as")
+    elif isinstance(template, dict):
+        for key, value in template.items():
+            _check(value, f"{where}.{key}")
+    elif isinstance(template, list):
+        for i, value in enumerate(template):
+            _check(value, f"{where}[{i}]")
 
 
 def _strings(value: Any) -> Iterable[str]:

@@ -1,7 +1,7 @@
 """The reply to one request: a scripted turn -> the assistant message the fake sends
-(templates resolved, arguments checked, delegations spelled in the runtime's dialect, call
-ids issued), and each agent's state between its replies (`AgentState`: where its script is,
-its labelled calls, the history it was served)."""
+(templates resolved, arguments checked, the scenario's tools spelled in the runtime's
+dialect, call ids issued), and each agent's state between its replies (`AgentState`:
+where its script is, its labelled calls, the history it was served)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.fake.dialect import DELEGATION_TOOL, Delegation
+from harness.fake.dialect import DELEGATION_TOOL, Dialect
 from harness.fake.routing import message_text
 from harness.fake.script import MalformedArguments, UnresolvedTemplate
 from harness.scenario import Call, Turn, _template
@@ -64,7 +64,7 @@ def render(
     state: AgentState,
     turn: Turn,
     messages: list[Any],
-    delegation: Delegation,
+    dialect: Dialect,
     next_call_id: Callable[[], str],
 ) -> tuple[dict[str, Any], list[tuple[str, str]]]:
     """Scripted turn -> the assistant message the fake sends, and the delegations in it
@@ -116,7 +116,7 @@ def render(
     if turn.calls:
         # Checked before any call id is issued, so a refused turn leaves no trace.
         spelled = [
-            _spell(agent, step, i, call.tool, args, delegation, delegations)
+            _spell(agent, step, i, call.tool, args, dialect, delegations)
             for i, (call, args) in enumerate(zip(turn.calls, rendered, strict=True), 1)
         ]
         tool_calls = []
@@ -142,25 +142,32 @@ def _spell(
     index: int,
     tool: str,
     args: Any,
-    delegation: Delegation,
+    dialect: Dialect,
     delegations: list[tuple[str, str]],
 ) -> tuple[str, str]:
     """A scripted call as the runtime's model would send it: (tool name, argument
-    text). A delegation is rewritten into the runtime's dialect and remembered, so its
-    child's first request can be recognised by the prompt."""
-    if tool != DELEGATION_TOOL or not isinstance(args, Mapping):
+    text), in the runtime's dialect. A delegation is remembered, so its child's first
+    request can be recognised by the prompt."""
+    spelling = dialect.spelling(tool)
+    delegated = tool == DELEGATION_TOOL and isinstance(args, Mapping)
+    if delegated and isinstance(args.get("name"), str) and isinstance(args.get("prompt"), str):
+        delegations.append((args["name"], args["prompt"]))
+    if spelling is None or not isinstance(args, Mapping):
         return tool, _arguments(agent, step, index, tool, args)
-    spelled = delegation.spell(args)
+    spelled = spelling.spell(args)
     if spelled is None:
+        needs = (
+            "a delegation needs a string name and prompt"
+            if tool == DELEGATION_TOOL
+            else "its arguments lack a string the dialect's template needs"
+        )
         raise MalformedArguments(
-            f"agent {agent}, step {step}, call {index} ({tool}): a delegation needs a "
-            f"string name and prompt to be spelled as this runtime's {delegation.tool}",
+            f"agent {agent}, step {step}, call {index} ({tool}): {needs} to be spelled as "
+            f"this runtime's {spelling.tool}",
             agent=agent,
             step=step,
         )
-    if isinstance(args.get("name"), str) and isinstance(args.get("prompt"), str):
-        delegations.append((args["name"], args["prompt"]))
-    return delegation.tool, _arguments(agent, step, index, tool, spelled)
+    return spelling.tool, _arguments(agent, step, index, tool, spelled)
 
 
 def _arguments(agent: str, step: int, index: int, tool: str, args: Any) -> str:

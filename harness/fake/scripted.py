@@ -28,7 +28,7 @@ from typing import Any
 import httpx
 
 from harness.contract import AGENT_HEADER, CapturedRequest
-from harness.fake.dialect import REFERENCE_DELEGATION, Delegation
+from harness.fake.dialect import REFERENCE_DELEGATION, Delegation, Dialect
 from harness.fake.endpoints import endpoint_for
 from harness.fake.record import PrefixLog, Record
 from harness.fake.reply import AgentState, Finished, render
@@ -57,7 +57,8 @@ class ScriptedLLM:
     `roots` are the agents that root phases start, in order (default: every agent no
     scripted delegation names); `session_header` is a header the runtime sends that keys a
     conversation (the two matter only to runtimes that do not send `X-Harness-Agent`);
-    `delegation` is the runtime's spelling of `subagent {name, prompt}`.
+    `dialect` is how the runtime spells the scenarios' tools (harness.fake.dialect);
+    `delegation`, the spelling of `subagent {name, prompt}` alone, is its shorthand.
 
     `strict` refuses what the real API refuses beyond the shape and conversation checks
     that always apply: a request without a `model`, and a scripted tool call the request
@@ -80,6 +81,7 @@ class ScriptedLLM:
         roots: Sequence[str] | None = None,
         session_header: str | None = None,
         delegation: Delegation = REFERENCE_DELEGATION,
+        dialect: Dialect | None = None,
         strict: bool = False,
         check_history: bool = False,
         keep: int | None = None,
@@ -90,7 +92,7 @@ class ScriptedLLM:
         self.model = model
         # Streaming delta size in characters: None sends each text or argument string whole.
         self.chunk = chunk
-        self.delegation = delegation
+        self.dialect = Dialect.of(delegation) if dialect is None else dialect
         self.routes = Routes(
             default_roots(self.scripts) if roots is None else roots, session_header
         )
@@ -126,6 +128,11 @@ class ScriptedLLM:
         """Conversation key (the session header's value) -> the agent it was assigned: how
         a runtime's own ids map back to the scenario's agent names."""
         return dict(self.routes.keys)
+
+    @property
+    def delegation(self) -> Delegation:
+        """The runtime's spelling of `subagent`, from its dialect."""
+        return self.dialect.delegation
 
     # -- wiring -----------------------------------------------------------------------
     def transport(self, base_url: str = BASE_URL) -> httpx.MockTransport:
@@ -231,7 +238,7 @@ class ScriptedLLM:
             return f"{call_prefix}{self._call_ids}"
 
         message, delegations = render(
-            agent, step, state, script[state.cursor], messages, self.delegation, next_call_id
+            agent, step, state, script[state.cursor], messages, self.dialect, next_call_id
         )
         if self.strict:
             check_declared(agent, step, message, body)

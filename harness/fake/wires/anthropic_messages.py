@@ -13,6 +13,9 @@ What does not carry over, and why:
   user message holding tool results is one `tool` message per `tool_result` block (and a
   `user` one for its other blocks, in their order), and `system` is message 0;
 - `stream_options` is no Messages field: usage is always sent;
+- a `system` message among the others (the `mid-conversation-system` beta Claude Code
+  sends) is a Chat Completions system message where it stands, which the history check
+  passes over as it does every system message;
 - a tool_result's `is_error` is not carried: no check could read it (Chat Completions has
   no such flag); a template's `{{label.result}}` is the result's text, error or not;
 - `thinking` and `redacted_thinking` blocks of an assistant message are left out: the fake
@@ -52,7 +55,9 @@ _ERROR_TYPES = {
     429: "rate_limit_error",
     529: "overloaded_error",
 }
-_ROLES = ("user", "assistant")
+# A system message among the others is the `mid-conversation-system` beta, which Claude
+# Code sends (its agent list, reminders after tool results): a string or text blocks.
+_ROLES = ("user", "assistant", "system")
 
 
 # -- the request ----------------------------------------------------------------------
@@ -96,10 +101,12 @@ def _problem(body: Any, *, strict: bool) -> tuple[str | None, str] | None:
     for i, message in enumerate(messages):
         where = f"messages.{i}"
         if not isinstance(message, dict) or message.get("role") not in _ROLES:
-            return where, f"{where}: a message is {{role: user or assistant, content}}"
+            return where, f"{where}: a message is {{role: user, assistant or system, content}}"
         content = message.get("content")
         if isinstance(content, str):
             continue
+        if message["role"] == "system" and not _texts(content):
+            return f"{where}.content", f"{where}.content: a system message is text"
         if not isinstance(content, list):
             return f"{where}.content", f"{where}.content: a string or an array of blocks"
         for j, block in enumerate(content):
@@ -149,7 +156,7 @@ def _block_problem(role: str, block: Any) -> str | None:
 def _translated(message: dict[str, Any]) -> list[dict[str, Any]]:
     """One Messages message as the Chat Completions messages it amounts to."""
     role, content = message["role"], message["content"]
-    if isinstance(content, str):
+    if isinstance(content, str) or role == "system":
         return [{"role": role, "content": content}]
     if role == "assistant":
         said = [b["text"] for b in content if b["type"] == "text"]

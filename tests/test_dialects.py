@@ -1,0 +1,195 @@
+"""The shipped dialects against the real requests of each CLI (tests/fixtures/cli-requests,
+recorded keyless against a loopback fake; NOTES.md there says how): every tool a dialect
+spells is one the CLI declares, every scripted call of the corpus spelled in it fits that
+tool's own JSON schema or its scenario is one the dialect says it `cannot` express, and the
+fake sends it so."""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from harness.fake import BASE_URL, ScriptedLLM, Turn
+from harness.fake.dialect import (
+    ASK_TOOL,
+    DELEGATION_TOOL,
+    DIALECTS,
+    PLAN_TOOL,
+    Dialect,
+    DialectError,
+)
+from harness.scenario import Call
+from tests.conftest import SCENARIOS
+
+RECORDED = Path(__file__).parent / "fixtures" / "cli-requests"
+SHIPPED = sorted(p.stem for p in DIALECTS.glob("*.json"))
+
+
+def recording(runtime: str) -> dict[str, Any]:
+    recorded: dict[str, Any] = json.loads((RECORDED / f"{runtime}.json").read_text("utf-8"))
+    return recorded
+
+
+@functools.cache
+def declared(runtime: str) -> dict[str, dict[str, Any]]:
+    """Every tool any recorded request of the CLI declares: name -> its argument schema."""
+    out: dict[str, dict[str, Any]] = {}
+    for request in recording(runtime)["requests"]:
+        # Codex keeps its delegation tools in a namespace tool of their own.
+        for tool in [t for top in request["tools"] for t in [top, *top.get("tools", [])]]:
+            schema = tool.get("input_schema", tool.get("parameters"))
+            if schema is not None:
+                out.setdefault(tool["name"], schema)
+    return out
+
+
+def scripted_calls() -> Iterator[tuple[str, str, int, Call]]:
+    """Every scripted call of the corpus to one of the scenario tools a dialect spells."""
+    for sid, scenario in sorted(SCENARIOS.items()):
+        for agent, spec in scenario.agents.items():
+            for step, turn in enumerate(spec.script, 1):
+                for call in turn.calls:
+                    if call.tool in (DELEGATION_TOOL, ASK_TOOL, PLAN_TOOL):
+                        yield sid, agent, step, call
+
+
+def test_every_shipped_dialect_has_a_recording_and_loads_by_name() -> None:
+    assert SHIPPED == ["claude-code", "codex", "opencode", "qwen-code"]
+    for name in SHIPPED:
+        dialect = Dialect.load(name)
+        assert dialect.name == name
+        # It says which version of the CLI it was written against: the recorded one.
+        about = json.loads((DIALECTS / f"{name}.json").read_text("utf-8"))["about"]
+        assert f"{recording(name)['cli']} {recording(name)['version']}" in about
+        assert {DELEGATION_TOOL, ASK_TOOL} <= set(dialect.tools)
+
+
+@pytest.mark.parametrize("runtime", SHIPPED)
+def test_each_spelled_tool_is_one_the_cli_declares(runtime: str) -> None:
+    dialect = Dialect.load(runtime)
+    for scenario_tool, spelling in dialect.tools.items():
+        assert spelling.tool in declared(runtime), (scenario_tool, sorted(declared(runtime)))
+        # Read back: what the runtime reports under its name is the scenario's tool.
+        assert dialect.scenario_tool(spelling.tool) == scenario_tool
+    assert dialect.scenario_tool("Bash") == "Bash"
+
+
+@pytest.mark.parametrize("runtime", SHIPPED)
+def test_every_scripted_call_fits_the_clis_own_schema(runtime: str) -> None:
+    import jsonschema
+
+    dialect = Dialect.load(runtime)
+    misfits = {}
+    checked = 0
+    for sid, agent, step, call in scripted_calls():
+        spelling = dialect.spelling(call.tool)
+        if spelling is None:  # a tool the runtime has no counterpart of (Codex: plans)
+            misfits[sid, agent, step] = f"no {call.tool}"
+            continue
+        spelled = spelling.spell(call.args)
+        schema = declared(runtime)[spelling.tool]
+        validator = jsonschema.validators.validator_for(schema)(schema)
+        errors = (
+            ["unfilled"] if spelled is None else [e.message for e in validator.iter_errors(spelled)]
+        )
+        if errors:
+            misfits[sid, agent, step] = errors[0]
+        checked += 1
+    assert checked > 30  # the whole corpus's delegations, asks and plans
+    # The dialect names exactly the scenarios it cannot express, each with why.
+    assert {sid for sid, _, _ in misfits} == set(dialect.cannot), misfits
+    assert set(dialect.cannot) <= set(SCENARIOS)
+
+
+@pytest.mark.parametrize("runtime", SHIPPED)
+def test_the_fake_sends_a_scripted_ask_in_the_dialect(runtime: str) -> None:
+    dialect = Dialect.load(runtime)
+    ask = SCENARIOS["delegated-question-handoff"].agents["child"].script[0].calls[0]
+    llm = ScriptedLLM({"child": [Turn(calls=(ask,))]}, dialect=dialect)
+    body = {"model": "m", "messages": [{"role": "user", "content": "go"}]}
+    with httpx.Client(transport=httpx.MockTransport(llm.router().handler)) as client:
+        reply = client.post(f"{BASE_URL}/chat/completions", json=body).json()
+    (sent,) = reply["choices"][0]["message"]["tool_calls"]
+    spelling = dialect.spelling(ASK_TOOL)
+    assert spelling is not None
+    assert sent["function"]["name"] == spelling.tool
+    question = json.loads(sent["function"]["arguments"])["questions"][0]
+    assert question["question"] == "Should deployment use the CUDA fallback?"
+    assert question["header"] == "Deployment"
+    assert [o["label"] for o in question["options"]] == ["Yes", "No"]
+    assert ("id" in question) == (runtime == "codex")  # the one CLI that takes an id
+
+
+def test_templates_fill_values_lists_fallbacks_and_defaults() -> None:
+    spelling = Dialect.from_json(
+        {
+            "tools": {
+                ASK_TOOL: {
+                    "tool": "Ask",
+                    "defaults": {"mode": "plain"},
+                    "arguments": {
+                        "qs": {
+                            "$each": "questions",
+                            "$defaults": {"multi_select": False},
+                            "$as": {
+                                "q": "{question}",
+                                "h": "{header|id}",
+                                "many": "{multi_select}",
+                                "note": "asked: {question}",
+                                "left": "{absent}",
+                            },
+                        },
+                        "mode": "{mode}",
+                        "fixed": [1, True, None],
+                    },
+                }
+            }
+        },
+        "here",
+    ).spelling(ASK_TOOL)
+    assert spelling is not None
+    args = {"questions": [{"id": "a", "question": "Q?"}, {"id": "b", "question": "R?",
+                          "header": "H", "multi_select": True}]}  # fmt: skip
+    assert spelling.spell(args) == {
+        "qs": [
+            {"q": "Q?", "h": "a", "many": False, "note": "asked: Q?"},
+            {"q": "R?", "h": "H", "many": True, "note": "asked: R?"},
+        ],
+        "mode": "plain",
+        "fixed": [1, True, None],
+    }
+    # A string the template needs and the arguments lack: nothing is sent.
+    assert spelling.spell({"questions": [{"id": "a"}]}) is None
+    assert spelling.spell({"questions": "not a list"}) is None
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ([], "here: write {name: RUNTIME, tools:"),
+        ({"tools": {"bash": {}}}, "here.tools: a mapping from subagent, ask_user_question"),
+        ({"tools": {ASK_TOOL: {"tool": 3}}}, "here.tools.ask_user_question.tool:"),
+        ({"tools": {ASK_TOOL: {"arguments": {"q": {"$each": 1}}}}}, ".arguments.q: write {$each"),
+        ({"tools": {ASK_TOOL: {"tool": "t"}, PLAN_TOOL: {"tool": "t"}}}, "as one runtime tool"),
+        ({"tools": {DELEGATION_TOOL: {"arguments": {}}}}, "no string carries {prompt}"),
+    ],
+)
+def test_a_bad_dialect_is_refused_by_name(value: Any, message: str) -> None:
+    with pytest.raises(DialectError) as info:
+        Dialect.from_json(value, "here")
+    assert message in str(info.value)
+
+
+def test_an_unknown_dialect_names_the_shipped_ones(tmp_path: Path) -> None:
+    with pytest.raises(DialectError, match="no such dialect file; or name a shipped one: claude"):
+        Dialect.load("nonesuch")
+    broken = tmp_path / "d.json"
+    broken.write_text("{", "utf-8")
+    with pytest.raises(DialectError, match=r"d\.json: not a JSON file"):
+        Dialect.load(str(broken))
