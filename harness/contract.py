@@ -41,21 +41,29 @@ ROUTINGS = ("agent", "session", "content")
 SENTINEL_KEY = "sk-keyless-harness-sentinel"
 
 
+# The APIs the reference runtime can reach the fake by: its own client, or an official SDK.
+APIS = ("chat-completions", "anthropic-messages", "openai-responses")
+
+
 @dataclass(frozen=True)
 class Wire:
     """How requests and replies travel: JSON, or SSE with deltas of `chunk` characters
     (None: each text or argument string in one delta); and how the fake tells agents apart:
     `agent` (the X-Harness-Agent header), `session` (a session header the fake was told
-    of, new keys assigned by content) or `content` (no header: the conversation itself).
-    Observations must not depend on any of it."""
+    of, new keys assigned by content) or `content` (no header: the conversation itself);
+    and which API the reference runtime's model client speaks (APIS: its own Chat
+    Completions client, or the official anthropic or openai SDK on Messages or Responses).
+    Observations must not depend on any of it, in their portable part."""
 
     stream: bool = False
     chunk: int | None = None
     routing: str = "agent"
+    api: str = "chat-completions"
 
     def describe(self) -> str:
         shown = "json" if not self.stream else "sse" if self.chunk is None else f"sse-{self.chunk}"
-        return shown if self.routing == "agent" else f"{shown}+{self.routing}"
+        shown = shown if self.routing == "agent" else f"{shown}+{self.routing}"
+        return shown if self.api == APIS[0] else f"{shown}+{self.api}"
 
     @property
     def agent_header(self) -> str | None:

@@ -32,6 +32,8 @@ GUARD_NAMES = (
     "other-words",
 )
 DEFAULT_GUARD = GUARD_NAMES[0]
+# harness.contract.APIS (kept in step by tests/test_sdk_wires.py).
+API_NAMES = ("chat-completions", "anthropic-messages", "openai-responses")
 # harness.run.LEVELS, lowest first (kept in step by tests/test_levels.py).
 LEVEL_NAMES = ("rule", "upstream")
 
@@ -77,7 +79,15 @@ def add_options(command: Any) -> None:
         help="run the scenarios that do not name a guard of their own under a caller-check "
         "guard (test-only unless runtime-ownership, the default): " + ", ".join(GUARD_NAMES),
     )
-    add("--stream", action="store_true", help="stream replies as SSE chat.completion.chunk deltas")
+    add("--stream", action="store_true", help="stream replies as SSE deltas")
+    add(
+        "--api",
+        choices=API_NAMES,
+        default=API_NAMES[0],
+        help="the API the reference runtime's model client speaks: its own Chat Completions "
+        "client (the default), or the official anthropic or openai SDK in its place, on "
+        "Messages or Responses (the test extra's)",
+    )
     add(
         "--chunk",
         type=int,
@@ -165,6 +175,9 @@ def plan(args: argparse.Namespace, scenarios: list[Scenario]) -> Plan | int:
     guard = None if args.guard == DEFAULT_GUARD else args.guard
     if guard is not None and args.adapter not in (None, "reference"):
         return usage("--guard is a test seam of the reference runtime; drop it or --adapter")
+    if args.api != API_NAMES[0] and args.adapter not in (None, "reference"):
+        return usage("--api is the reference runtime's model client; a foreign runtime "
+                     "speaks its own API: drop --api or --adapter")  # fmt: skip
     if args.snapshots is not None and not args.snapshots.is_dir():
         return usage(f"--snapshots {args.snapshots}: not a directory of golden snapshots")
     picked = named_scenarios(args.ids, scenarios)
@@ -204,7 +217,9 @@ def plan(args: argparse.Namespace, scenarios: list[Scenario]) -> Plan | int:
         known_ids=frozenset(by_id),
         adapter=adapter,
         expectations=expectations,
-        options=RunOptions(backstop, guard, Wire(stream=args.stream, chunk=args.chunk)),
+        options=RunOptions(
+            backstop, guard, Wire(stream=args.stream, chunk=args.chunk, api=args.api)
+        ),
         level=args.level,
         golden=args.snapshots or snapshots_dir(args.scenarios),
         require_golden=require,

@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 
-from harness.fake.transport import BASE_URL, Handler
+from harness.fake.transport import BASE_URL, Handler, as_httpx, as_httpx2
 
 LIBRARIES = ("httpx", "httpx2")  # httpx2 only where it is installed (the SDKs bring it)
 
@@ -88,18 +88,8 @@ def _refuse_unless_loopback(request: Any, base_url: str) -> None:
 
 
 def _as_httpx(module: Any, request: Any, body: bytes) -> httpx.Request:
-    if module is httpx:
-        return request  # type: ignore[no-any-return]
-    return httpx.Request(
-        request.method, str(request.url), headers=list(request.headers.multi_items()),
-        content=body,
-    )  # fmt: skip
+    return request if module is httpx else as_httpx(request, body)
 
 
 def _back(module: Any, response: httpx.Response, request: Any) -> Any:
-    if module is httpx:
-        return response
-    headers = list(response.headers.multi_items())
-    return module.Response(
-        response.status_code, headers=headers, content=response.content, request=request
-    )
+    return response if module is httpx else as_httpx2(response, request)

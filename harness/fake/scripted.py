@@ -43,7 +43,13 @@ from harness.fake.request import (
 )
 from harness.fake.routing import Routes, default_roots
 from harness.fake.script import ScriptError, ScriptExhausted, UnconsumedSteps, UnknownAgent
-from harness.fake.transport import BASE_URL, Handler, response, respx_router
+from harness.fake.transport import (
+    BASE_URL,
+    Handler,
+    httpx2_transport,
+    response,
+    respx_router,
+)
 from harness.fake.wires import Answer, Endpoint
 from harness.scenario import Turn
 
@@ -138,6 +144,10 @@ class ScriptedLLM:
     def transport(self, base_url: str = BASE_URL) -> httpx.MockTransport:
         """An httpx transport serving this script at `base_url`, for an AsyncClient."""
         return httpx.MockTransport(Handler(self, base_url).handle)
+
+    def httpx2_transport(self, base_url: str = BASE_URL) -> Any:
+        """The same as an httpx2 transport, for an SDK on httpx2 (openai 3.x, anthropic 1.x)."""
+        return httpx2_transport(Handler(self, base_url))
 
     def router(self, base_url: str = BASE_URL) -> Any:
         """A respx router that routes to this script's handler and refuses anything it

@@ -88,6 +88,34 @@ def _refuse(request: httpx.Request) -> NoReturn:
     raise AllMockedAssertionError(f"RESPX: {request!r} not mocked!")
 
 
+def httpx2_transport(handler: Handler) -> Any:
+    """The handler as an `httpx2.MockTransport`, for a client on httpx2 (openai-python 3.x
+    and anthropic 1.x take only such a client): the fake's twin transport."""
+    import httpx2
+
+    async def handle(request: Any) -> Any:
+        response = await handler.handle(as_httpx(request, await request.aread()))
+        return as_httpx2(response, request)
+
+    return httpx2.MockTransport(handle)
+
+
+def as_httpx(request: Any, body: bytes) -> httpx.Request:
+    """An httpx2 request as the httpx one the handler reads."""
+    headers = list(request.headers.multi_items())
+    return httpx.Request(request.method, str(request.url), headers=headers, content=body)
+
+
+def as_httpx2(response: httpx.Response, request: Any) -> Any:
+    """The handler's httpx response as httpx2's, bound to the httpx2 `request`."""
+    import httpx2
+
+    headers = list(response.headers.multi_items())
+    return httpx2.Response(
+        response.status_code, headers=headers, content=response.content, request=request
+    )
+
+
 def respx_router(handler: Handler, base_url: str) -> Any:
     """A respx router whose routes, a POST to each wire's endpoint below `base_url`, route
     to `handler`, and which refuses anything it does not mock."""

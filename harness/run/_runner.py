@@ -10,6 +10,7 @@ from pathlib import Path
 
 from harness.adapters.reference import ReferenceAdapter
 from harness.contract import (
+    APIS,
     DEFAULT_BACKSTOP,
     Adapter,
     Observation,
@@ -68,13 +69,20 @@ def run_scenario(
     if result.status == "skip" or golden is None or guard != scenario.guard:
         return result
     return compare_golden(result, observation, golden / f"{scenario.id}.json", adapter=adapter,
-                          require=require_golden)  # fmt: skip
+                          require=require_golden, whole=wire.api == APIS[0])  # fmt: skip
 
 
 def compare_golden(
-    result: Result, observation: Observation, snapshot: Path, *, adapter: Adapter, require: bool
+    result: Result,
+    observation: Observation,
+    snapshot: Path,
+    *,
+    adapter: Adapter,
+    require: bool,
+    whole: bool = True,
 ) -> Result:
-    """Hold `observation` to its golden `snapshot` file, as run_scenario does."""
+    """Hold `observation` to its golden `snapshot` file, as run_scenario does (`whole`:
+    the reference on the goldens' own API, Chat Completions, is held to all of it)."""
     if not snapshot.is_file():
         result.golden = "missing"
         if require:
@@ -86,8 +94,9 @@ def compare_golden(
     result.golden = "compared"
     expected, observed = json.loads(snapshot.read_text(encoding="utf-8")), observation.snapshot()
     # The goldens are the reference runtime's own: it is held to all of each, durable logs
-    # and model prefix included. Any other runtime is held to the portable part.
-    if not is_reference(adapter):
+    # and model prefix included. Any other runtime, and the reference on another API (whose
+    # call ids and request bytes are that API's), is held to the portable part.
+    if not (whole and is_reference(adapter)):
         expected, observed = portable(expected), portable(observed)
     found = json_differences(expected, observed)
     if found:  # a golden pins upstream's texts: the rule does not look at it

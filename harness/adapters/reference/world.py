@@ -17,7 +17,7 @@ from harness.adapters.reference.answerers import ScriptedHuman, Tripwire, Unreac
 from harness.adapters.reference.direct import DirectResult
 from harness.adapters.reference.faults import ScenarioFaults
 from harness.adapters.reference.guards import RUNTIME_OWNERSHIP, Guard, guard_named
-from harness.contract import SESSION_HEADER, Wire
+from harness.contract import APIS, SESSION_HEADER, Wire
 from harness.fake import BASE_URL, ScriptedLLM
 from harness.runtime.core import Runtime
 from harness.runtime.llm import ChatClient
@@ -128,12 +128,7 @@ class LiveWorld:
             else default_tools(user_questions=questions is not None)
         )
         return Runtime(
-            chat=ChatClient(
-                http,
-                base_url=BASE_URL,
-                stream=self.wire.stream,
-                agent_header=self.wire.agent_header,
-            ),
+            chat=self.chat(http),
             store=self.faults.store(self.store),
             agents=agents,
             questions=questions,
@@ -141,6 +136,18 @@ class LiveWorld:
             waits=self.waits,
             plan_mode=[name for name, a in self.scenario.agents.items() if a.plan_mode],
         )
+
+    def chat(self, http: httpx.AsyncClient) -> ChatClient:
+        """The runtime's model client: its own, on Chat Completions; on another API an
+        official SDK composed in its place (sdk_chat.py), on the fake's httpx2 twin."""
+        options = {"base_url": BASE_URL, "stream": self.wire.stream,
+                   "agent_header": self.wire.agent_header}  # fmt: skip
+        if self.wire.api == APIS[0]:
+            return ChatClient(http, **options)  # type: ignore[arg-type]
+        from harness.adapters.reference.sdk_chat import CLIENTS
+
+        transport = self.llm.httpx2_transport(BASE_URL)
+        return CLIENTS[self.wire.api](http, transport, **options)  # type: ignore[arg-type]
 
     def http(self) -> httpx.AsyncClient:
         # trust_env=False: no proxy, netrc or CA settings from the environment may shape a
