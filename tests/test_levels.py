@@ -187,3 +187,50 @@ def test_the_page_shows_the_level_and_what_a_rule_run_let_pass(tmp_path: Path) -
     assert page.count('<td class="level">rule</td>') == 1
     assert page.count('<td class="level">upstream</td>') == 1
     assert '<ul class="above"><li>upstream: tool_errors: expected' in page
+
+
+# A root's answer in the runtime's own words (Claude Code's AskUserQuestion result).
+OWN_WORDS = (
+    'Your questions have been answered: "Should deployment use the CUDA fallback?"="{label}". '
+    "You can now continue with these answers in mind."
+)
+
+
+def test_a_roots_answer_in_the_runtimes_own_words_holds_the_rule() -> None:
+    # The script says "ANSWERED: {{ask.result}}": the result is the runtime's wording of
+    # the answer, which the rule does not pin; the script's own words and the label chosen
+    # must still be there.
+    obs = observed("live-root-answered")
+    own = {"lead": "ANSWERED: " + OWN_WORDS.format(label="No")}
+    status, level, mismatches = held(dataclasses.replace(obs, final=own), RULE)
+    assert (status, level, mismatches) == ("pass", RULE, [])
+    for wrong in ("ANSWERED: " + OWN_WORDS.format(label="Yes"), OWN_WORDS.format(label="No")):
+        status, level, mismatches = held(dataclasses.replace(obs, final={"lead": wrong}), RULE)
+        assert (status, level) == ("fail", "none"), wrong
+        assert mismatches[0].startswith("final[lead]: expected exactly"), mismatches
+
+
+def test_typed_text_must_reach_the_root_for_the_rule() -> None:
+    obs = observed("live-root-answered-custom")
+    typed = "Only gpu-pool, after the maintenance window."
+    own = {"lead": f'ANSWERED: Your questions have been answered: "Which pools?"="{typed}".'}
+    assert held(dataclasses.replace(obs, final=own), RULE)[:2] == ("pass", RULE)
+    lost = {"lead": 'ANSWERED: Your questions have been answered: "Which pools?"="".'}
+    assert held(dataclasses.replace(obs, final=lost), RULE)[:2] == ("fail", "none")
+
+
+def test_a_plan_reviews_result_is_the_runtimes_own_words() -> None:
+    # "{{plan.result}}" alone: nothing of upstream's wording is the rule's.
+    obs = observed("plan-mode-root-approved")
+    own = {"lead": "User has approved exiting plan mode. You can now proceed."}
+    assert held(dataclasses.replace(obs, final=own), RULE)[:2] == ("pass", RULE)
+    assert held(dataclasses.replace(obs, final=own))[:2] == ("fail", RULE)
+
+
+def test_a_final_text_that_is_no_human_tools_result_is_read_as_before() -> None:
+    # delegated-question-handoff's parent says PARENT_COMPLETED: contained, no more.
+    obs = observed(HANDOFF)
+    final = {**obs.final, "parent": "Done: PARENT_COMPLETED"}
+    assert held(dataclasses.replace(obs, final=final), RULE)[:2] == ("pass", RULE)
+    final = {**obs.final, "parent": "Done."}
+    assert held(dataclasses.replace(obs, final=final), RULE)[:2] == ("fail", "none")

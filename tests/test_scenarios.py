@@ -47,7 +47,7 @@ def run(
     result = _RUNS[key].result
     if result.status == "skip":
         pytest.skip(result.mismatches[0])  # a feature this runtime does not have, by design
-    reason = expectations.failing.get(scenario.id)
+    reason = expectations.reason(scenario.id, result.level)
     if reason is not None:
         request.applymarker(pytest.mark.xfail(reason=reason, strict=True))
     return result

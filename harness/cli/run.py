@@ -110,7 +110,7 @@ def _report(args: argparse.Namespace, planned: Plan) -> int:
             f"observed: {summary(result, expected=False)}{unpinned}",
             flush=True,
         )
-        reason = expectations.failing.get(result.scenario.id)
+        reason = expectations.reason(result.scenario.id, result.level)
         above = [f"{level}: {m}" for level, m in result.above]  # shown, not failing
         for line in [*result.mismatches, *above, *([f"known: {reason}"] if reason else [])]:
             print(_UNDER + line)

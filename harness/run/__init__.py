@@ -5,6 +5,7 @@ It knows only the contract: the reference runtime is one adapter among others
 
 from harness.contract import (
     DEFAULT_BACKSTOP,
+    LEVELS,
     Observation,
     Wire,
     json_equal,
@@ -12,7 +13,7 @@ from harness.contract import (
     snapshot_text,
 )
 from harness.run._diff import Difference, differences
-from harness.run._judge import LEVELS, RULE, UPSTREAM, Result, judge, summary
+from harness.run._judge import RULE, UPSTREAM, Result, judge, summary
 from harness.run._loop import Ran, run_loop
 from harness.run._runner import compare_golden, effective_guard, run_scenario, run_scenarios
 

@@ -13,16 +13,16 @@ above that level is still reported (`above`), but does not fail it.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.contract import Observation, json_equal
+from harness.contract import LEVELS, Observation, json_equal
 from harness.run._diff import Difference
 from harness.runtime.questions import QUESTION_DEFAULTS, answers_text
 from harness.scenario import AskedExpect, DirectExpect, Scenario, TextMatch
 
-RULE, UPSTREAM = "rule", "upstream"
-LEVELS = (RULE, UPSTREAM)  # lowest first: each includes every expectation of those below
+RULE, UPSTREAM = LEVELS  # lowest first: each includes every expectation of those below
 NONE = "none"  # held by a result that misses even the rule
 # How a line names a plain error (code ""), such as exit_plan_mode's own refusals.
 PLAIN = "Error"
@@ -120,7 +120,10 @@ def expectations(scenario: Scenario, obs: Observation) -> Found:
             ))  # fmt: skip
         else:
             found += _texts("handoffs", dict(enumerate(expect.handoffs)), dict(enumerate(texts)))
-    found += _texts("final", expect.final, obs.final)
+    readings = {
+        agent: rule_reading(scenario, agent, match) for agent, match in expect.final.items()
+    }
+    found += _texts("final", expect.final, obs.final, readings)
     for name, active in expect.plan_mode.items():
         if not json_equal(obs.plan_mode.get(name, False), active):
             found.append((UPSTREAM,
@@ -151,16 +154,22 @@ def _tool_errors(scenario: Scenario, obs: Observation) -> Found:
     ]
 
 
-def _texts(what: str, expected: dict[Any, TextMatch], observed: dict[Any, str | None]) -> Found:
+def _texts(
+    what: str,
+    expected: dict[Any, TextMatch],
+    observed: dict[Any, str | None],
+    readings: dict[Any, TextMatch] | None = None,
+) -> Found:
     """Each text that misses its match. The rule asks only that the text carry what the
-    scenario expects (a runtime may wrap a child's result in its own words); upstream asks
-    for it exactly as written."""
+    scenario expects (a runtime may wrap a child's result in its own words: `readings`, or
+    `carried`); upstream asks for it exactly as written."""
     found: Found = []
     for key, match in expected.items():
         text = observed.get(key)
         why = match.mismatch(text)
         if why:
-            level = UPSTREAM if carried(match).mismatch(text) is None else RULE
+            rule = (readings or {}).get(key) or carried(match)
+            level = UPSTREAM if rule.mismatch(text) is None else RULE
             found.append((level, f"{what}[{key}]: {why}"))
     return found
 
@@ -170,6 +179,58 @@ def carried(match: TextMatch) -> TextMatch:
     if match.equals is None:
         return match
     return TextMatch(contains=(*match.contains, match.equals))
+
+
+_RESULT = re.compile(r"\{\{\s*([A-Za-z_][\w-]*)\.result\s*\}\}")
+_TEMPLATE = re.compile(r"\{\{.*?\}\}")
+HUMAN_TOOLS = ("ask_user_question", "exit_plan_mode")
+
+
+def rule_reading(scenario: Scenario, agent: str, match: TextMatch) -> TextMatch:
+    """How the rule reads an agent's final text whose script says a human tool's result
+    (`{{ask.result}}`): that result is the runtime's own words for the answer, which the
+    rule does not pin. So only the script's own words around it must be carried, and of
+    an answer, the labels chosen and the text typed; the rest is upstream's wording."""
+    spec = scenario.agents.get(agent)
+    say = spec.script[-1].say if spec and spec.script else None
+    if match.equals is None or say is None:
+        return carried(match)
+    human = {c.label for turn in spec.script for c in turn.calls  # type: ignore[union-attr]
+             if c.tool in HUMAN_TOOLS and c.label}  # fmt: skip
+    labels = [m[1] for m in _RESULT.finditer(say)]
+    if not any(label in human for label in labels):
+        return carried(match)
+    # The script's words, and what each of its templates became in the expected text.
+    parts, pattern = [], ""
+    for piece in re.split(r"(\{\{.*?\}\})", say):
+        if _TEMPLATE.fullmatch(piece):
+            found = _RESULT.fullmatch(piece)
+            pattern += "(.*)" if found and found[1] in human else ".*?"
+        else:
+            pattern += re.escape(piece)
+            parts.append(piece)
+    seen = re.fullmatch(pattern, match.equals, re.DOTALL)
+    if seen is None:
+        return carried(match)
+    carried_too = [p for p in parts if p.strip()]
+    for result in seen.groups():
+        carried_too += _answered(result)
+    return TextMatch(contains=(*match.contains, *carried_too))
+
+
+def _answered(result: str) -> list[str]:
+    """An upstream answers text's selected labels and typed text (none for anything else)."""
+    try:
+        answers = json.loads(result).get("answers")
+    except (ValueError, AttributeError):
+        return []
+    if not isinstance(answers, list):
+        return []
+    out: list[str] = []
+    for item in answers:
+        out += [str(s) for s in item.get("selected", ())] if isinstance(item, dict) else []
+        out += [str(item["custom"])] if isinstance(item, dict) and item.get("custom") else []
+    return out
 
 
 def _direct(expected: tuple[DirectExpect, ...], observed: list[dict[str, Any]]) -> Found:

@@ -66,5 +66,5 @@ def run_loop(
             require_golden=require_golden,
             level=level,
         )
-        label, acceptable = known.verdict(scenario.id, result.status)
+        label, acceptable = known.verdict(scenario.id, result.status, level)
         yield Ran(result, label, acceptable, clock() - began)
