@@ -142,8 +142,8 @@ def test_the_install_reads_and_writes_nothing_in_home(
     steps: list[tuple[list[str], dict[str, str]]] = []
     monkeypatch.setattr(
         _node_dsh,
-        "_install",
-        lambda where, what, command, lock, env=None: steps.append(
+        "_npm_install",
+        lambda adapter, where, what, command, lock, env=None: steps.append(
             (command, env if env is not None else dict(os.environ))
         ),
     )

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.adapters._node_dsh import npm_settings
+from harness.adapters._npm import npm_settings
 from harness.contract import SENTINEL_KEY
 from harness.runtime.questions import DELEGATED_CALLER, MESSAGES
 from tests.conftest import SCENARIOS

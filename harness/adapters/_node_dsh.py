@@ -17,7 +17,6 @@ scenario, saying why.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import os
 import platform
 import re
@@ -28,6 +27,8 @@ from pathlib import Path
 
 from harness._paths import repository_root
 from harness.adapters._jsonl import JsonLinesAdapter
+from harness.adapters._npm import install as _npm_install
+from harness.adapters._npm import npm_settings
 from harness.contract import AdapterError
 
 NODE_MIN = (22, 15)  # what the CLI's plugins import (node:zlib zstd, node:module type stripping)
@@ -79,11 +80,12 @@ def node_dsh(scenarios: Path | None = None) -> JsonLinesAdapter:
             install_each()
 
     def install_each() -> None:
-        _install(root, "npm ci", [npm, "ci", "--no-audit", "--no-fund"],
-                 root / "package-lock.json", env=home_free)  # fmt: skip
+        _npm_install("node-dsh", root, "npm ci", [npm, "ci", "--no-audit", "--no-fund"],
+                     root / "package-lock.json", env=home_free)  # fmt: skip
         environment.pop("NODE_DSH_NODE", None)  # only what this install found is trusted
         toolchain = root / "toolchain"
-        _install(
+        _npm_install(
+            "node-dsh",
             toolchain,
             "npm ci in toolchain/",
             [npm, "ci", "--no-audit", "--no-fund"],
@@ -100,7 +102,8 @@ def node_dsh(scenarios: Path | None = None) -> JsonLinesAdapter:
             return
         pnpm = toolchain / "node_modules" / "pnpm" / "bin" / "pnpm.cjs"
         store = {f: str(root / f".pnpm-{f}") for f in ("store", "cache", "state")}
-        _install(
+        _npm_install(
+            "node-dsh",
             root / "dsh",
             "pnpm install in dsh/ (about 15 s)",
             [node22, str(pnpm), "install", "--frozen-lockfile", "--reporter=append-only",
@@ -119,31 +122,6 @@ def node_dsh(scenarios: Path | None = None) -> JsonLinesAdapter:
         prepare=install,
         env=environment,
     )
-
-
-def npm_settings(root: Path) -> dict[str, str]:
-    """npm's (and pnpm's) cache, logs and user configuration, inside the adapter's folder."""
-    return {
-        "npm_config_cache": str(root / ".npm-cache"),
-        "npm_config_userconfig": str(root / ".npmrc-user"),  # none: nothing is configured
-        "npm_config_update_notifier": "false",
-    }
-
-
-def _install(
-    where: Path, what: str, command: list[str], lockfile: Path, env: dict[str, str] | None = None
-) -> None:
-    """Run `command` in `where` unless node_modules was installed from this very lockfile."""
-    digest = hashlib.sha256(lockfile.read_bytes()).hexdigest()
-    marker = where / "node_modules" / ".keyless-harness-lock"
-    if marker.is_file() and marker.read_text().strip() == digest:
-        return
-    print(f"harness: installing adapters/node-dsh: {what}", file=sys.stderr, flush=True)
-    done = subprocess.run(command, cwd=where, capture_output=True, text=True, env=env)
-    if done.returncode != 0:
-        tail = " | ".join((done.stderr or done.stdout).strip().splitlines()[-3:])
-        raise AdapterError(f"adapter node-dsh: {what} failed ({tail})")
-    marker.write_text(digest + "\n")
 
 
 def _node22(toolchain: Path, node: str) -> str | None:
