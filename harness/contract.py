@@ -119,6 +119,9 @@ class Observation:
     script_errors: list[str] = field(default_factory=list)
     # Every call that reached the answerer: {caller, questions} (Question.to_json's shape).
     asked: list[dict[str, Any]] = field(default_factory=list)
+    # Requests the runtime made beside its agents' turns (a title, say), each answered by
+    # the fake without consuming a script (harness.fake.dialect.Side): what each was.
+    side_requests: list[str] = field(default_factory=list)
     # Why the adapter could not run the scenario at all (it crashed, went silent or broke
     # the protocol): the scenario is then an error, not a failure of the runtime's.
     adapter_error: str | None = None
@@ -152,6 +155,8 @@ class Observation:
             out["script_errors"] = list(self.script_errors)
         if self.hang is not None:
             out["hang"] = self.hang
+        if self.side_requests:
+            out["side_requests"] = list(self.side_requests)
         return out
 
     def snapshot(self) -> dict[str, Any]:

@@ -193,3 +193,59 @@ def test_an_unknown_dialect_names_the_shipped_ones(tmp_path: Path) -> None:
     broken.write_text("{", "utf-8")
     with pytest.raises(DialectError, match=r"d\.json: not a JSON file"):
         Dialect.load(str(broken))
+
+
+def test_a_side_request_is_answered_and_moves_no_script() -> None:
+    # Claude Code's title request (no tools, "Write the title ..."), when nonessential
+    # traffic is on: answered, shown, and never the root's first turn.
+    dialect = Dialect.load("claude-code")
+    scenario = SCENARIOS["live-root-answered"]
+    llm = ScriptedLLM({n: a.script for n, a in scenario.agents.items()}, dialect=dialect,
+                      roots=scenario.roots())  # fmt: skip
+    title = {
+        "model": "m",
+        "max_tokens": 8,
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "text",
+                        "text": "<session>\nDecide.\n</session>\n\nWrite the title in ...",
+                    }
+                ],
+            }
+        ],
+    }
+    root = {
+        "model": "m",
+        "max_tokens": 8,
+        "tools": [{"name": "AskUserQuestion", "input_schema": {"type": "object"}}],
+        "messages": [{"role": "user", "content": "Decide the CUDA fallback with the user."}],
+    }
+    with httpx.Client(transport=httpx.MockTransport(llm.router().handler)) as client:
+        said = client.post(f"{BASE_URL}/messages", json=title).json()
+        assert [b["text"] for b in said["content"]] == ["Scripted session"]
+        assert llm.progress() == {"lead": 0}
+        asked = client.post(f"{BASE_URL}/messages", json=root).json()
+    assert [b["name"] for b in asked["content"] if b["type"] == "tool_use"] == ["AskUserQuestion"]
+    assert llm.progress() == {"lead": 1}
+    assert len(llm.side) == 1 and llm.side[0].startswith("session title")
+    assert llm.errors == []
+
+
+@pytest.mark.parametrize(
+    ("side", "problem"),
+    [
+        ([{"about": "title", "reply": "t"}], "say how it is known"),
+        ([{"about": "title", "no_tools": True}], "write {about, reply, no_tools?, contains?}"),
+        ([{"about": "", "reply": "t", "no_tools": True}], "about and reply are non-empty"),
+        ([{"about": "t", "reply": "t", "no_tools": "yes"}], "no_tools is true or false"),
+        ({"about": "t"}, "a list of side requests"),
+    ],
+)
+def test_a_side_request_must_say_how_it_is_known(side: Any, problem: str) -> None:
+    with pytest.raises(DialectError) as info:
+        Dialect.from_json({"tools": {}, "side": side}, "d")
+    assert problem in str(info.value)
+    assert str(info.value).startswith("d.side")

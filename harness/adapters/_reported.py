@@ -199,6 +199,7 @@ def observation(scenario: Scenario, data: dict[str, Any], llm: ScriptedLLM | Non
         served=llm.served if llm else 0,
         model_prefix=llm.prefixes.summary() if llm else {},
         script_errors=script_errors,
+        side_requests=list(llm.side) if llm else [],
     )
 
 

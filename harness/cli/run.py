@@ -112,7 +112,9 @@ def _report(args: argparse.Namespace, planned: Plan) -> int:
         )
         reason = expectations.reason(result.scenario.id, result.level)
         above = [f"{level}: {m}" for level, m in result.above]  # shown, not failing
-        for line in [*result.mismatches, *above, *([f"known: {reason}"] if reason else [])]:
+        side = [f"side request: {s} (answered; no script consumed)"
+                for s in result.observation.side_requests]  # fmt: skip
+        for line in [*result.mismatches, *above, *([f"known: {reason}"] if reason else []), *side]:
             print(_UNDER + line)
         if show_diff:
             for line in diff_lines(result):

@@ -64,11 +64,15 @@ class FakeApp:
         self.log = log
         self.activity = asyncio.Event()  # set after each answered request
         self.disconnects = 0
+        # Requests being answered now: an adapter decides a hang by quiescence (none in
+        # flight while the human end holds a question), never by a timeout.
+        self.in_flight = 0
 
     async def __call__(self, scope: Message, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
         started = False
+        self.in_flight += 1
 
         async def tracked(message: Message) -> None:
             nonlocal started
@@ -86,6 +90,7 @@ class FakeApp:
                 await _answer(send, error(500, "the fake failed; see its stderr", "internal_error"))
         finally:
             # Counted even when the client left early: the step it consumed is served.
+            self.in_flight -= 1
             self.activity.set()
 
     async def _handle(self, scope: Message, receive: Receive, send: Send) -> None:

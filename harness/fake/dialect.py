@@ -129,6 +129,49 @@ REFERENCE_DELEGATION = Delegation()
 
 
 @dataclass(frozen=True)
+class Side:
+    """A request a runtime makes beside its agents' turns (a title, a memory summary),
+    which it has no setting to turn off: known by declaring no tools (`no_tools`) and by a
+    text one of its messages contains (`contains`), both when both are given; answered
+    with `reply` and routed to no agent, so it consumes no scripted step."""
+
+    about: str
+    reply: str
+    no_tools: bool = False
+    contains: str | None = None
+
+    def matches(self, conversation: Mapping[str, Any]) -> bool:
+        if self.no_tools and conversation.get("tools"):
+            return False
+        if self.contains is not None:
+            texts = [_message_text(m) for m in conversation.get("messages") or ()]
+            return any(self.contains in t for t in texts)
+        return True
+
+    @classmethod
+    def from_json(cls, value: Any, where: str) -> Side:
+        keys = {"about", "reply", "no_tools", "contains"}
+        if not isinstance(value, dict) or set(value) - keys or not {"about", "reply"} <= set(value):
+            raise DialectError(f"{where}: write {{about, reply, no_tools?, contains?}}")
+        about, reply = value["about"], value["reply"]
+        no_tools, contains = value.get("no_tools", False), value.get("contains")
+        if not all(isinstance(v, str) and v for v in (about, reply)):
+            raise DialectError(f"{where}: about and reply are non-empty strings")
+        if not isinstance(no_tools, bool) or not isinstance(contains, str | None):
+            raise DialectError(f"{where}: no_tools is true or false, contains a string")
+        if not no_tools and not contains:
+            raise DialectError(f"{where}: say how it is known: no_tools, contains, or both")
+        return cls(about, reply, no_tools, contains)
+
+
+def _message_text(message: Any) -> str:
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, list):
+        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return content if isinstance(content, str) else ""
+
+
+@dataclass(frozen=True)
 class Dialect:
     """A runtime's spelling of each scenario tool it renames; the others go as scripted."""
 
@@ -138,6 +181,12 @@ class Dialect:
     # why (a free-text question for a tool that takes only options, say): an adapter skips
     # them with the reason, rather than letting the runtime refuse the call for its shape.
     cannot: Mapping[str, str] = field(default_factory=dict)
+    # Requests beside the agents' turns, each answered without consuming a script.
+    side: tuple[Side, ...] = ()
+
+    def side_request(self, conversation: Mapping[str, Any]) -> Side | None:
+        """The declared side request `conversation` is, if any."""
+        return next((s for s in self.side if s.matches(conversation)), None)
 
     @property
     def delegation(self) -> Delegation:
@@ -164,12 +213,16 @@ class Dialect:
         out["tools"] = {k: s.to_json() for k, s in self.tools.items()}
         if self.cannot:
             out["cannot"] = dict(self.cannot)
+        if self.side:
+            out["side"] = [
+                {k: v for k, v in vars(s).items() if v not in (None, False)} for s in self.side
+            ]
         return out
 
     @classmethod
     def from_json(cls, value: Any, where: str) -> Dialect:
         """Parse {name?, tools: {scenario tool: spelling}}; DialectError says what to fix."""
-        if not isinstance(value, dict) or set(value) - {"name", "tools", "cannot", "about"}:
+        if not isinstance(value, dict) or set(value) - {"name", "tools", "cannot", "about", "side"}:
             raise DialectError(f"{where}: write {{name: RUNTIME, tools: {{subagent: {{...}}}}}}")
         tools = value.get("tools")
         if not isinstance(tools, dict) or set(tools) - set(SCENARIO_TOOLS):
@@ -192,7 +245,11 @@ class Dialect:
             isinstance(why, str) and why.strip() for why in cannot.values()
         ):
             raise DialectError(f"{where}.cannot: a mapping from scenario id to why not")
-        return cls(spellings, name, dict(sorted(cannot.items())))
+        side = value.get("side", [])
+        if not isinstance(side, list):
+            raise DialectError(f"{where}.side: a list of side requests")
+        sides = tuple(Side.from_json(v, f"{where}.side[{i}]") for i, v in enumerate(side))
+        return cls(spellings, name, dict(sorted(cannot.items())), sides)
 
     @classmethod
     def load(cls, spec: str) -> Dialect:

@@ -113,6 +113,7 @@ class ScriptedLLM:
         self._call_ids = 0
         self._completion_ids = 0
         self._unscripted: dict[str, int] = {}  # requests per agent nobody scripted
+        self.side: list[str] = []  # the side requests answered (Dialect.side), in order
         self.before_turn: BeforeTurn | None = None
 
     @property
@@ -191,7 +192,12 @@ class ScriptedLLM:
         try:
             check_credentials(request.headers, request.headers.get(AGENT_HEADER))
             body = self._body(request, endpoint)
-            agent, step, message = self._reply(request, body, endpoint.call_prefix)
+            side = self.dialect.side_request(body) if self.dialect.side else None
+            if side is not None:  # no agent's turn: answered, and no script moves
+                agent, step, message = None, None, {"role": "assistant", "content": side.reply}
+                self.side.append(side.about)
+            else:
+                agent, step, message = self._reply(request, body, endpoint.call_prefix)
         except ScriptError as exc:
             self.errors.append(exc)
             self.record.add(request, exc.agent, exc.step, body, kept=self.error_bodies)
@@ -261,6 +267,11 @@ class ScriptedLLM:
             if state.cursor == len(script):
                 self._finished.add(state)
         return agent, step, message
+
+    def progress(self) -> dict[str, int]:
+        """Steps served so far, per scripted agent: where each conversation has got to,
+        for an adapter that decides whether anything can still move."""
+        return {name: state.cursor for name, state in self._state.items()}
 
     # -- after the run ----------------------------------------------------------------
     def unconsumed(self) -> list[UnconsumedSteps]:

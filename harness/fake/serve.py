@@ -18,6 +18,7 @@ import socket
 import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from harness.fake.asgi import FakeApp, Limits
@@ -51,6 +52,18 @@ def listen(host: str, port: int) -> socket.socket:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
+        sock.listen(BACKLOG)
+    except OSError:
+        sock.close()
+        raise
+    sock.setblocking(False)
+    return sock
+
+
+def listen_unix(path: Path) -> socket.socket:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.bind(str(path))
         sock.listen(BACKLOG)
     except OSError:
         sock.close()
@@ -94,11 +107,21 @@ def serve(
 
 class ServerThread:
     """The fake served from a thread of its own, for an adapter whose runtime runs in
-    another process while the harness waits on it. `stop()` ends it."""
+    another process while the harness waits on it. `stop()` ends it. With `unix`, it is
+    also served on that Unix socket: the way in from a network namespace with no route to
+    this one's loopback (harness.adapters._offline)."""
 
-    def __init__(self, llm: ScriptedLLM, limits: Limits = Limits()) -> None:  # noqa: B008
+    def __init__(
+        self,
+        llm: ScriptedLLM,
+        limits: Limits = Limits(),  # noqa: B008 - frozen
+        unix: Path | None = None,
+    ) -> None:
         self.sock = listen("127.0.0.1", 0)
         self.base_url = base_url(self.sock)
+        self.sockets = [self.sock]
+        if unix is not None:
+            self.sockets.append(listen_unix(unix))
         self._app = FakeApp(llm, limits)
         self._server: Any = None
         self._ready = threading.Event()
@@ -109,13 +132,19 @@ class ServerThread:
     async def _serve(self) -> None:
         self._server = _server(_config(self._app))
         self._ready.set()
-        await self._server.serve(sockets=[self.sock])
+        await self._server.serve(sockets=self.sockets)
+
+    @property
+    def in_flight(self) -> int:
+        """Requests being answered at this moment."""
+        return self._app.in_flight
 
     def stop(self) -> None:
         if self._server is not None:
             self._server.should_exit = True
         self._thread.join(10)
-        self.sock.close()
+        for sock in self.sockets:
+            sock.close()
 
 
 def _config(app: FakeApp) -> Any:
@@ -196,7 +225,7 @@ def _protocol() -> Any:
             # The head and the body go out in separate writes; with Nagle's algorithm the
             # second waits for the client's delayed ACK, about 40 ms a request.
             sock = transport.get_extra_info("socket")
-            if sock is not None:
+            if sock is not None and sock.family != socket.AF_UNIX:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             super().connection_made(transport)
 
