@@ -1,0 +1,385 @@
+"""`claude-code`: Claude Code, the CLI (`@anthropic-ai/claude-code`), as a runtime under test.
+
+Installed on first use with `npm ci` from adapters/claude-code/package-lock.json (integrity
+hashes) into that folder's ignored node_modules. Each phase is one CLI process in SDK mode
+(`--input-format stream-json --output-format stream-json --permission-prompt-tool stdio`),
+with a home, config dir and working dir of its own in a fresh temporary folder, an
+environment built from nothing but what it needs (the sentinel key, no other credential),
+telemetry, updates and nonessential traffic off, and, where Linux allows, a network
+namespace with only loopback (harness.adapters._offline). It talks Anthropic Messages to
+the scenario's scripted fake, which spells the scenario's tools in Claude Code's dialect
+(harness/dialects/claude-code.json) and tells agents apart by content (it sends no
+session header a child's could be told from).
+
+The adapter plays the human through the SDK control channel: a root's `AskUserQuestion` or
+`ExitPlanMode` reaches it as a `can_use_tool` request, answered as `world.answerer` says.
+A tripwire or unreachable answerer holds the question and never answers; the run is a hang
+once nothing can move: no request in flight at the fake, and every agent that is still
+going waits on the human or on a child that does. That is decided from the scripts'
+progress, never by a timeout, and reported with its wait-for graph.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import queue
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness._paths import repository_root
+from harness.adapters._claude_human import reply, wait_for
+from harness.adapters._claude_observe import HUMAN_TOOLS, Stream, question_back
+from harness.adapters._npm import install, npm_settings
+from harness.contract import SENTINEL_KEY, AdapterError, Observation, RunOptions
+
+if TYPE_CHECKING:
+    from harness.fake import ScriptedLLM
+    from harness.fake.serve import ServerThread
+    from harness.scenario import Scenario
+
+NAME = "claude-code"
+FEATURES = frozenset(
+    {"assembled", "hang", "nested-delegation", "parallel-calls", "plan-mode", "no-answerer"}
+)
+POLL = 0.02  # seconds between looks at a phase that has said nothing new
+# What no scenario of this runtime can express, each with why (the dialect adds its own).
+NOT_HERE = {
+    "resume": "Claude Code resumes a session only as the root it was (`--resume`); a "
+    "child's session cannot be brought back as a root of its own",
+}
+SKIPS = {
+    "exit-plan-mode-heading-rule": "a plan without a # heading: ExitPlanMode takes no plan "
+    "(Claude Code reads it from its plan file), so the scripted plan cannot be sent",
+}
+
+
+class ClaudeCode:
+    """The adapter (harness.contract.Adapter)."""
+
+    name = NAME
+    features = FEATURES
+    reference = False
+
+    def __init__(self, root: Path, offline: bool | None = None, quiet: bool = True) -> None:
+        from harness.adapters._offline import unavailable
+        from harness.fake.dialect import Dialect
+
+        self.root = root
+        # Off: the CLI may send its nonessential requests (a title), as it does by default;
+        # the dialect knows them as side requests (tests/test_claude_code.py).
+        self.quiet = quiet
+        self.expectations: Path | None = root / "expectations.yaml"
+        self.dialect = Dialect.load(NAME)
+        why_not = unavailable()
+        if offline and why_not:
+            raise AdapterError(f"adapter {NAME}: cannot run offline: {why_not}")
+        self.offline = why_not is None if offline is None else offline
+        self.cli = self._install()
+        version = json.loads((root / "package.json").read_text())["dependencies"]
+        shown = ", ".join(f"{k} {v}" for k, v in sorted(version.items()))
+        where = (
+            "offline (a network namespace with only loopback)"
+            if self.offline
+            else (f"on this host's network ({why_not})" if why_not else "on this host's network")
+        )
+        self.runtime = f"Claude Code ({shown}), {where}"
+
+    def _install(self) -> Path:
+        npm = shutil.which("npm")
+        if npm is None:
+            raise AdapterError(f"adapter {NAME} needs npm on PATH, to install the CLI")
+        with open(self.root / ".install.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # xdist workers share one install
+            install(NAME, self.root, "npm ci (about 10 s)",
+                    [npm, "ci", "--no-audit", "--no-fund"], self.root / "package-lock.json",
+                    env={**os.environ, **npm_settings(self.root)})  # fmt: skip
+        cli = self.root / "node_modules" / ".bin" / "claude"
+        if not cli.exists():
+            raise AdapterError(
+                f"adapter {NAME}: the install has no {cli}: the package ships no binary for "
+                "this platform"
+            )
+        return cli
+
+    def close(self) -> None:
+        pass
+
+    # -- one scenario -------------------------------------------------------------------
+    def run(self, scenario: Scenario, options: RunOptions) -> Observation:
+        from harness.adapters._reported import ProtocolError, check, observation
+
+        why = (
+            self.dialect.cannot.get(scenario.id)
+            or SKIPS.get(scenario.id)
+            or next((NOT_HERE[p.kind] for p in scenario.phases if p.kind in NOT_HERE), None)
+        )
+        if why is not None:
+            return Observation.empty(scenario.id, "skipped", why)
+        with tempfile.TemporaryDirectory(prefix="claude-code-") as folder:
+            llm, server = self._serve(scenario, options, Path(folder))
+            try:
+                run = _Run(self, scenario, llm, server, Path(folder), options)
+                reported = run.phases()
+            finally:
+                server.stop()
+            try:
+                check({"type": "result", "id": scenario.id, "observation": reported}, "result")
+            except ProtocolError as exc:
+                return Observation.broken(scenario.id, f"adapter {NAME}: {exc}")
+            seen = observation(scenario, reported, llm)
+            seen.hang = run.hang
+            return seen
+
+    def _serve(
+        self, scenario: Scenario, options: RunOptions, folder: Path
+    ) -> tuple[ScriptedLLM, ServerThread]:
+        from harness.fake import ScriptedLLM
+        from harness.fake.serve import ServerThread
+
+        chunk = options.wire.chunk if options.wire.chunk is not None else scenario.stream_chunk
+        llm = ScriptedLLM({n: a.script for n, a in scenario.agents.items()}, chunk=chunk,
+                          roots=scenario.roots(), dialect=self.dialect)  # fmt: skip
+        return llm, ServerThread(llm, unix=folder / "fake.sock" if self.offline else None)
+
+
+class _Run:
+    """One scenario: its phases in order, the human end, and what the CLI wrote."""
+
+    def __init__(
+        self,
+        adapter: ClaudeCode,
+        scenario: Scenario,
+        llm: ScriptedLLM,
+        server: ServerThread,
+        folder: Path,
+        options: RunOptions,
+    ) -> None:
+        self.adapter, self.scenario, self.llm, self.server = adapter, scenario, llm, server
+        self.folder = folder
+        self.deadline = time.monotonic() + options.backstop
+        self.stream = Stream()
+        self.asked: list[dict[str, Any]] = []
+        self.held: dict[str, str] = {}  # tool_use id -> the question the human holds
+        self.hang: dict[str, Any] | None = None
+        self.failure: str | None = None  # the human end could not do as the scenario says
+        # Every scripted question: Claude's questions carry no id (question_back).
+        self.scripted = [
+            dict(q)
+            for agent in scenario.agents.values()
+            for turn in agent.script
+            for call in turn.calls
+            if call.tool == "ask_user_question"
+            for q in call.args.get("questions", ())
+            if isinstance(q, dict)
+        ]
+
+    def phases(self) -> dict[str, Any]:
+        outcome, error = "completed", None
+        for phase in self.scenario.phases:
+            assert phase.agent is not None  # start phases only: the features say so
+            outcome, error = self._phase(phase.agent, phase.prompt)
+            if outcome != "completed":
+                break
+        self.stream.transcripts(self.folder / "config")
+        for call in self.asked:
+            for question in call["questions"]:
+                if isinstance(question.get("question"), str):
+                    question["question"] = self.stream.normalised(question["question"])
+        return {
+            "outcome": outcome, "error": error, "answerer_calls": len(self.asked),
+            "asked": self.asked, "direct": [], "tool_errors": self.stream.tool_errors,
+            "handoffs": self.stream.handoffs, "final": self.stream.final, "plan_mode": {},
+        }  # fmt: skip
+
+    # -- one phase: one CLI process ------------------------------------------------------
+    def _phase(self, root: str, prompt: str) -> tuple[str, str | None]:
+        self.stream.root = root
+        work, home = self.folder / "work", self.folder / "home"
+        work.mkdir(exist_ok=True)
+        home.mkdir(exist_ok=True)
+        argv = [str(self.adapter.cli), "-p", "--input-format", "stream-json",
+                "--output-format", "stream-json", "--verbose"]  # fmt: skip
+        if self.scenario.world.answerer != "none":
+            argv += ["--permission-prompt-tool", "stdio"]  # no provider: no human channel
+        if self.scenario.agents[root].plan_mode:
+            argv += ["--permission-mode", "plan"]
+        port = int(self.server.base_url.rsplit(":", 1)[1].split("/")[0])
+        if self.adapter.offline:
+            from harness.adapters._offline import command
+
+            argv = command(self.folder / "fake.sock", port, argv)
+        process = subprocess.Popen(
+            argv, cwd=work, env=self._environment(home, port), stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8",
+            errors="replace", bufsize=1, start_new_session=True,
+        )  # fmt: skip
+        lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=_pump, args=(process.stdout, lines), daemon=True).start()
+        stderr: list[str] = []
+        threading.Thread(target=_keep, args=(process.stderr, stderr), daemon=True).start()
+        try:
+            self._send(process, {"type": "user", "message": {"role": "user", "content": prompt},
+                                 "parent_tool_use_id": None, "session_id": ""})  # fmt: skip
+            return self._follow(process, lines, stderr)
+        finally:
+            _stop(process)
+
+    def _environment(self, home: Path, port: int) -> dict[str, str]:
+        """From nothing: no inherited key, token or proxy reaches the CLI."""
+        return {
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "HOME": str(home),
+            "CLAUDE_CONFIG_DIR": str(self.folder / "config"),
+            "TMPDIR": str(self.folder),
+            "TERM": "dumb",
+            "LANG": "C.UTF-8",
+            "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}",
+            "ANTHROPIC_API_KEY": SENTINEL_KEY,
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+        } | ({"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"} if self.adapter.quiet else {})
+
+    def _follow(
+        self, process: subprocess.Popen[str], lines: queue.Queue[str | None], stderr: list[str]
+    ) -> tuple[str, str | None]:
+        due: list[tuple[float, str, dict[str, Any]]] = []  # scripted answers waiting to go
+        while True:
+            try:
+                line = lines.get(timeout=POLL)
+            except queue.Empty:
+                line = ""
+            if line is None:  # its output ended
+                code = process.wait()
+                if self.stream.result is not None and code == 0:
+                    return "completed", None
+                tail = " | ".join(stderr[-3:]) or "nothing on stderr"
+                return "error", f"claude exited with status {code} before its result ({tail})"
+            if line.strip():
+                event = json.loads(line)
+                if event.get("type") == "control_request":
+                    due += self._control(process, event)
+                else:
+                    self.stream.read(event)
+                    if event.get("type") == "result":
+                        if event.get("is_error"):
+                            return "error", f"claude's result is an error: {event.get('result')}"
+                        process.stdin.close()  # type: ignore[union-attr]
+            now = time.monotonic()
+            for entry in [d for d in due if d[0] <= now]:
+                due.remove(entry)
+                self._answer(process, entry[1], entry[2])
+            if self.failure is not None:
+                return "error", self.failure
+            if self.held and not due and (graph := self._stuck()) is not None:
+                self.hang = graph
+                return "hang", "hang: nothing can run; " + "; ".join(graph["graph"])
+            if now > self.deadline:
+                return "error", "the backstop ran out before claude's result, and nothing hung"
+
+    def _send(self, process: subprocess.Popen[str], message: dict[str, Any]) -> None:
+        assert process.stdin is not None
+        with contextlib.suppress(OSError):
+            process.stdin.write(json.dumps(message) + "\n")
+            process.stdin.flush()
+
+    def _answer(self, process: subprocess.Popen[str], request: str, reply: dict[str, Any]) -> None:
+        self._send(process, {"type": "control_response", "response": {
+            "subtype": "success", "request_id": request, "response": reply}})  # fmt: skip
+
+    # -- the human end -------------------------------------------------------------------
+    def _control(
+        self, process: subprocess.Popen[str], event: dict[str, Any]
+    ) -> list[tuple[float, str, dict[str, Any]]]:
+        """A control request: a tool's permission (the human's tools reach the answerer,
+        any other is allowed as asked), or something this adapter does not serve."""
+        request, request_id = event.get("request") or {}, str(event.get("request_id"))
+        if request.get("subtype") != "can_use_tool":
+            self._send(process, {"type": "control_response", "response": {
+                "subtype": "error", "request_id": request_id,
+                "error": f"keyless-harness does not serve {request.get('subtype')}"}})  # fmt: skip
+            return []
+        tool, given = str(request.get("tool_name")), dict(request.get("input") or {})
+        if tool not in HUMAN_TOOLS:
+            self._answer(process, request_id, {"behavior": "allow", "updatedInput": given})
+            return []
+        call = str(request.get("tool_use_id"))
+        caller = self.stream.calls[call].agent if call in self.stream.calls else None
+        if tool == "ExitPlanMode":
+            questions = [
+                {"id": "plan-review", **({"detail": given["plan"]} if "plan" in given else {})}
+            ]
+        else:
+            questions = [question_back(q, self.scripted) for q in given.get("questions", ())]
+        self.asked.append({"caller": caller, "questions": questions})
+        world = self.scenario.world
+        if world.answerer != "scripted":  # a tripwire or unreachable: it never answers
+            self.held[call] = questions[0]["id"] if questions else tool
+            return []
+        missing = [q["id"] for q in questions if tool != "ExitPlanMode"
+                   and q["id"] not in world.answers]  # fmt: skip
+        if missing:
+            self.failure = (f"the scripted answerer has no answer for {', '.join(missing)} "
+                            f"(world.answers): add one, or find why {caller} asked it")  # fmt: skip
+            return []
+        answer = reply(tool, given, questions, world.answers)
+        return [(time.monotonic() + world.answer_delay_ms / 1000, request_id, answer)]
+
+    def _stuck(self) -> dict[str, Any] | None:
+        """The wait-for graph, if nothing can move (harness.adapters._claude_human)."""
+        if self.server.in_flight:
+            return None
+        held_by = {self.stream.calls[c].agent: q for c, q in self.held.items()
+                   if c in self.stream.calls}  # fmt: skip
+        return wait_for(self.scenario, self.llm.progress(), held_by)
+
+
+def _pump(stream: Any, lines: queue.Queue[str | None]) -> None:
+    for line in stream:
+        lines.put(line)
+    lines.put(None)
+
+
+def _keep(stream: Any, kept: list[str]) -> None:
+    for line in stream:
+        kept.append(line.rstrip("\n"))
+        del kept[:-20]
+
+
+def _stop(process: subprocess.Popen[str]) -> None:
+    """End the phase's process group (the bridge and the CLI alike), if it still runs."""
+    if process.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, 9)
+    process.wait()
+
+
+def adapter_dir(scenarios: Path | None) -> Path:
+    """adapters/claude-code beside the scenarios being run, else in this checkout."""
+    candidates = [scenarios.resolve().parent / "adapters" / NAME] if scenarios else []
+    checkout = repository_root()
+    candidates += [checkout / "adapters" / NAME] if checkout else []
+    for candidate in candidates:
+        if (candidate / "package-lock.json").is_file():
+            return candidate
+    looked = ", ".join(str(c) for c in candidates) or "no checkout (installed as a wheel)"
+    raise AdapterError(
+        f"adapter {NAME}: no adapters/{NAME}/package-lock.json found (looked in {looked}); "
+        "run from a clone of keyless-harness"
+    )
+
+
+def claude_code(scenarios: Path | None = None) -> ClaudeCode:
+    setting = os.environ.get("HARNESS_OFFLINE", "")
+    offline = {"1": True, "0": False, "": None}.get(setting)
+    if setting not in ("1", "0", ""):
+        raise AdapterError(f"HARNESS_OFFLINE={setting}: write 1 (required), 0 (off) or unset")
+    return ClaudeCode(adapter_dir(scenarios), offline)

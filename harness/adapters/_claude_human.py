@@ -1,0 +1,74 @@
+"""Claude Code's human end, as the scenario's `world.answerer` plays it: the scripted
+reply to a permission request for AskUserQuestion or ExitPlanMode, and the wait-for graph
+that says a run can no longer move while a human who never answers holds a question."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harness.scenario import Scenario
+    from harness.scenario._model import Reply
+
+
+def reply(
+    tool: str, given: dict[str, Any], questions: list[dict[str, Any]], answers: Mapping[str, Reply]
+) -> dict[str, Any]:
+    """The scripted human's reply in Claude Code's terms: AskUserQuestion is allowed with
+    `answers` (question text -> the labels chosen, or the typed text); a plan review is
+    allowed when approved alone, else denied with the feedback."""
+    if tool == "ExitPlanMode":
+        review = answers.get("plan-review")
+        items = review.items if review is not None else ()  # no answer: keep planning
+        approved = (len(items) == 1 and list(items[0].selected) == ["Approve"]
+                    and items[0].custom is None)  # fmt: skip
+        if approved:
+            return {"behavior": "allow", "updatedInput": given}
+        if review is not None and review.dismissed:
+            return {"behavior": "deny", "message": "The user dismissed the plan review."}
+        feedback = next((i.custom for i in items if i.custom), None)
+        return {"behavior": "deny", "message": feedback or "The user chose to keep planning."}
+    chosen: dict[str, str] = {}
+    for shown, question in zip(given.get("questions", ()), questions, strict=False):
+        answer = answers[question["id"]]
+        if answer.dismissed:
+            return {"behavior": "deny", "message": "The user dismissed the question."}
+        for item in answer.items:
+            chosen[str(shown["question"])] = item.custom or ", ".join(item.selected)
+    return {"behavior": "allow", "updatedInput": {**given, "answers": chosen}}
+
+
+def wait_for(
+    scenario: Scenario, progress: Mapping[str, int], held_by: Mapping[str, str]
+) -> dict[str, Any] | None:
+    """The wait-for graph when nothing can move, else None. `progress` is each agent's
+    steps served; `held_by` names the agents whose question the human holds (and its id).
+    Called only when no request is in flight: then every agent still going (some steps
+    served, some left) must wait on the human, or on a child that waits. One that waits
+    on nothing is running; a child yet to start or just finished will ask again."""
+    scripts = {n: a.script for n, a in scenario.agents.items()}
+    going = [a for a, served in progress.items() if 0 < served < len(scripts[a])]
+    waits: dict[str, tuple[str, str]] = {}  # agent -> (how it waits, on whom)
+    for agent in going:
+        if agent in held_by:
+            answerer = f"{scenario.world.answerer} answerer"
+            waits[agent] = (f'awaits answer to "{held_by[agent]}"', answerer)
+            continue
+        last = scripts[agent][progress[agent] - 1]
+        children = [str(c.args.get("name")) for c in last.calls if c.tool == "subagent"]
+        if not children or any(c not in going for c in children):
+            return None
+        waits[agent] = ("awaits subagent call", children[0])
+    if not waits or any(a not in waits for a in going):
+        return None
+    graph = []
+    for root in (a for a in going if scenario.agents[a].spawned_by is None):
+        chain, agent = [f"{root} (root)"], root
+        while agent in waits:
+            how, on = waits[agent]
+            owned = f" (owned by {agent})" if on in waits else ""
+            chain.append(f"--{how}--> {on}{owned}")
+            agent = on
+        graph.append(" ".join(chain))
+    return {"cycles": [], "graph": graph}

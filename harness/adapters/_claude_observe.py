@@ -1,0 +1,178 @@
+"""Claude Code's own output -> the protocol's observation (scenarios/protocol.json).
+
+Claude Code in SDK mode writes stream-json events: the root's messages with
+`parent_tool_use_id: null`, a child's tagged with the id of the `Agent` call that started
+it, but not all of them (a child's final text and a grandchild's calls are missing). So
+the root is read from the stream, and every subagent from the transcript the CLI writes for
+it under its config dir (`projects/<cwd>/<session>/subagents/agent-<id>.jsonl`), named by
+the stream's `task_started` event. Tool errors and handoffs are put in the order of their
+calls, which the fake numbered.
+Everything is read back in the scenario's names (the dialect spells a child's name as the
+`Agent` call's `description`), and normalised: no session ids, uuids, timings or paths.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+DELEGATION = "Agent"
+HUMAN_TOOLS = ("AskUserQuestion", "ExitPlanMode")
+# Numbers in the trailer of a handoff that vary from run to run.
+_VARYING = re.compile(r"\b(subagent_tokens|duration_ms): \d+")
+
+
+@dataclass
+class Call:
+    agent: str
+    tool: str
+    input: dict[str, Any]
+
+
+@dataclass
+class Stream:
+    """What one scenario's CLI processes wrote, read as it arrives (`read`), one phase's
+    root at a time."""
+
+    root: str = ""
+    calls: dict[str, Call] = field(default_factory=dict)  # tool_use id -> the call
+    children: dict[str, str] = field(default_factory=dict)  # Agent call id -> child
+    tasks: dict[str, str] = field(default_factory=dict)  # subagent (task) id -> child
+    tool_errors: list[dict[str, Any]] = field(default_factory=list)
+    handoffs: list[dict[str, Any]] = field(default_factory=list)
+    final: dict[str, str] = field(default_factory=dict)
+    result: dict[str, Any] | None = None  # the phase's `result` event
+
+    def read(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        parent_call = event.get("parent_tool_use_id")
+        if parent_call is not None:
+            # A subagent's: its transcript has all of them. Its calls are noted now all the
+            # same, so that a question it puts to the human is known as its own.
+            if kind == "assistant":
+                agent = self.children.get(parent_call, str(parent_call))
+                self._assistant(agent, event["message"].get("content") or [], calls_only=True)
+            return
+        if kind == "assistant":
+            self._assistant(self.root, event["message"].get("content") or [])
+        elif kind == "user":
+            self._results(event["message"].get("content"), event.get("timestamp"))
+        elif kind == "system" and event.get("subtype") == "task_started":
+            # The dialect spells a child's scenario name as its Agent call's description.
+            self.tasks[str(event["task_id"])] = str(event.get("description"))
+        elif kind == "result":
+            self.result = event
+            if isinstance(event.get("result"), str) and event.get("subtype") == "success":
+                self.final[self.root] = event["result"]
+
+    def _assistant(
+        self, agent: str, content: list[dict[str, Any]], calls_only: bool = False
+    ) -> None:
+        texts = [b["text"] for b in content if b.get("type") == "text" and b.get("text")]
+        if texts and not calls_only:
+            self.final[agent] = "".join(texts)
+        for block in content:
+            if block.get("type") != "tool_use":
+                continue
+            call = Call(agent, str(block["name"]), dict(block.get("input") or {}))
+            self.calls[str(block["id"])] = call
+            if call.tool == DELEGATION:
+                self.children[str(block["id"])] = str(call.input.get("description", block["id"]))
+
+    def _results(self, content: Any, when: Any) -> None:
+        for block in content if isinstance(content, list) else []:
+            if block.get("type") != "tool_result":
+                continue
+            call = self.calls.get(str(block.get("tool_use_id")))
+            if call is None:
+                continue
+            text = _text(block.get("content"))
+            if block.get("is_error") is True:
+                serial = _serial(block["tool_use_id"])
+                self.tool_errors.append({"agent": call.agent, "tool": call.tool, "code": "",
+                                         "name": "Error", "text": text,
+                                         "when": (when, serial)})  # fmt: skip
+            elif call.tool == DELEGATION:
+                child = self.children[str(block["tool_use_id"])]
+                # On one instant, the later call is the nested one, which ended first.
+                serial = _serial(block["tool_use_id"], -1)
+                self.handoffs.append({"parent": call.agent, "child": child,
+                                      "child_final": None, "tool_result": text,
+                                      "when": (when, serial)})  # fmt: skip
+
+    def normalised(self, text: str) -> str:
+        """A text the model was shown, without what varies per run: subagent ids become
+        the child's name, token counts and durations 0."""
+        for task, child in self.tasks.items():
+            text = text.replace(task, child)
+        return _VARYING.sub(lambda m: f"{m[1]}: 0", text)
+
+    def transcripts(self, config: Path) -> None:
+        """Every subagent's calls, results and final text, from the transcript the CLI kept
+        of it; then each list in the order its results came, and every text normalised."""
+        for path in sorted(config.glob("projects/*/*/subagents/agent-*.jsonl")):
+            child = self.tasks.get(path.stem.removeprefix("agent-"))
+            if child is None:
+                continue
+            for line in path.read_text(encoding="utf-8").splitlines():
+                entry = json.loads(line) if line.strip() else {}
+                message = entry.get("message")
+                if not isinstance(message, dict):
+                    continue
+                if entry.get("type") == "assistant":
+                    self._assistant(child, message.get("content") or [])
+                elif entry.get("type") == "user":
+                    self._results(message.get("content"), entry.get("timestamp"))
+        for agent, text in self.final.items():
+            self.final[agent] = self.normalised(text)
+        for handoff in self.handoffs:
+            handoff["child_final"] = self.final.get(handoff["child"])
+            handoff["tool_result"] = self.normalised(handoff["tool_result"])
+        for error in self.tool_errors:
+            error["text"] = self.normalised(error["text"])
+        for records in (self.tool_errors, self.handoffs):
+            records.sort(key=lambda r: (str(r["when"][0]), r["when"][1]))
+            for record in records:
+                del record["when"]
+
+
+def _serial(call_id: str, sign: int = 1) -> int:
+    """A call id the fake issued (toolu_12) by its number: the order the calls were made."""
+    digits = call_id.rsplit("_", 1)[-1]
+    return sign * int(digits) if digits.isdigit() else 0
+
+
+def _text(content: Any) -> str:
+    """A tool result's content, a string or text blocks, as the one text the model read."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(b.get("text", "")) for b in content if b.get("type") == "text")
+    return ""
+
+
+def question_back(shown: dict[str, Any], scripted: list[dict[str, Any]]) -> dict[str, Any]:
+    """An AskUserQuestion question as the answerer was shown it, in the scenarios'
+    spelling. Claude's has no id: it is the scripted question's with the same text, or
+    else (a text templated from a tool result) the one whose header or id the dialect
+    spelled into its header."""
+    original = next((q for q in scripted if q.get("question") == shown.get("question")), None)
+    original = original or next(
+        (q for q in scripted if shown.get("header") in (q.get("header"), q.get("id"))), None
+    )
+    # A question no script asked keeps the header the dialect spelled its id into.
+    fallback = shown.get("header") or shown.get("question") or "?"
+    out: dict[str, Any] = {"id": str(original["id"] if original else fallback)}
+    out["question"] = shown.get("question")
+    if "header" in shown:
+        out["header"] = shown["header"]
+    if "options" in shown:
+        out["options"] = [
+            {k: o[k] for k in ("label", "description") if k in o} for o in shown["options"]
+        ]
+    if "multiSelect" in shown:
+        out["multi_select"] = shown["multiSelect"]
+    return out
