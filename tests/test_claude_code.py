@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from harness.adapters._claude_code import ClaudeCode, adapter_dir
+from harness.adapters._claude_human import override_header
 from harness.adapters._offline import command, unavailable
 from harness.cli import main
 from harness.contract import SENTINEL_KEY, RunOptions
@@ -33,7 +34,7 @@ pytestmark = pytest.mark.skipif(
 OFFLINE = unavailable() is None
 # The scenarios its issue names: a child refused, nested and in plan mode; a root answered.
 NAMED = ("delegated-question-handoff", "grandchild-refused", "plan-mode-child-refused",
-         "live-root-answered")  # fmt: skip
+         "live-root-answered", "zero-depth-live-child")  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -123,6 +124,21 @@ def test_a_root_whose_human_never_answers_is_a_hang_with_its_graph(
         "graph": ['lead (root) --awaits answer to "cuda-fallback"--> unreachable answerer'],
     }
     assert observed.error == "hang: nothing can run; " + observed.hang["graph"][0]
+
+
+def test_a_header_override_is_written_into_the_childs_record(tmp_path: Path) -> None:
+    # zero-depth-live-child: the record Claude Code keeps of the child says depth 0 before
+    # the child's first step (a run fails when it cannot be written), and it is refused.
+    record = tmp_path / "projects" / "-work" / "s1" / "subagents" / "agent-a1.meta.json"
+    record.parent.mkdir(parents=True)
+    record.write_text(json.dumps({"description": "child", "spawnDepth": 1}), "utf-8")
+    assert override_header(tmp_path, "child", {"delegation_depth": 0}) is None
+    assert json.loads(record.read_text("utf-8")) == {"description": "child", "spawnDepth": 0}
+    assert override_header(tmp_path, "child", {"delegation_depth": None}) is None
+    assert json.loads(record.read_text("utf-8")) == {"description": "child"}
+    assert override_header(tmp_path, "other", {"delegation_depth": 0}) == (
+        "found 0 durable records of other to override, not one"
+    )
 
 
 def test_an_extra_request_is_answered_beside_the_scripts(tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ import os
 import queue
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -35,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness._paths import repository_root
-from harness.adapters._claude_human import reply, wait_for
+from harness.adapters._claude_human import HEADER_FIELDS, override_header, reply, wait_for
 from harness.adapters._claude_observe import HUMAN_TOOLS, Stream, question_back
 from harness.adapters._npm import install, npm_settings
 from harness.contract import SENTINEL_KEY, AdapterError, Observation, RunOptions
@@ -47,8 +48,18 @@ if TYPE_CHECKING:
 
 NAME = "claude-code"
 FEATURES = frozenset(
-    {"assembled", "hang", "nested-delegation", "parallel-calls", "plan-mode", "no-answerer"}
+    {
+        "assembled",
+        "hang",
+        "header-override",
+        "nested-delegation",
+        "parallel-calls",
+        "plan-mode",
+        "no-answerer",
+        "no-user-questions",
+    }
 )
+KEEP = "HARNESS_KEEP"  # 1: keep each scenario's folder, and say where, on stderr
 POLL = 0.02  # seconds between looks at a phase that has said nothing new
 # What no scenario of this runtime can express, each with why (the dialect adds its own).
 NOT_HERE = {
@@ -123,20 +134,26 @@ class ClaudeCode:
         )
         if why is not None:
             return Observation.empty(scenario.id, "skipped", why)
-        with tempfile.TemporaryDirectory(prefix="claude-code-") as folder:
-            llm, server = self._serve(scenario, options, Path(folder))
+        folder = Path(tempfile.mkdtemp(prefix=f"claude-code-{scenario.id}-"))
+        try:
+            llm, server = self._serve(scenario, options, folder)
             try:
-                run = _Run(self, scenario, llm, server, Path(folder), options)
+                run = _Run(self, scenario, llm, server, folder, options)
                 reported = run.phases()
             finally:
                 server.stop()
-            try:
-                check({"type": "result", "id": scenario.id, "observation": reported}, "result")
-            except ProtocolError as exc:
-                return Observation.broken(scenario.id, f"adapter {NAME}: {exc}")
-            seen = observation(scenario, reported, llm)
-            seen.hang = run.hang
-            return seen
+        finally:
+            if os.environ.get(KEEP) == "1":  # the CLI's config dir, transcripts and work dir
+                print(f"harness: claude-code: {scenario.id} kept in {folder}", file=sys.stderr)
+            else:
+                shutil.rmtree(folder, ignore_errors=True)
+        try:
+            check({"type": "result", "id": scenario.id, "observation": reported}, "result")
+        except ProtocolError as exc:
+            return Observation.broken(scenario.id, f"adapter {NAME}: {exc}")
+        seen = observation(scenario, reported, llm)
+        seen.hang = run.hang
+        return seen
 
     def _serve(
         self, scenario: Scenario, options: RunOptions, folder: Path
@@ -148,6 +165,17 @@ class ClaudeCode:
         llm = ScriptedLLM({n: a.script for n, a in scenario.agents.items()}, chunk=chunk,
                           roots=scenario.roots(), dialect=self.dialect)  # fmt: skip
         return llm, ServerThread(llm, unix=folder / "fake.sock" if self.offline else None)
+
+
+def _unwritable(scenario: Scenario) -> str | None:
+    """Why a scenario's header override cannot be written into Claude Code's records."""
+    for name, agent in scenario.agents.items():
+        if agent.session and agent.spawned_by is None:
+            return f"{name}, a root, has a header override: Claude Code records no root's lineage"
+        missing = ", ".join(sorted(set(agent.session) - set(HEADER_FIELDS)))
+        if missing:
+            return f"{name}'s header override sets {missing}, which Claude Code does not record"
+    return None
 
 
 class _Run:
@@ -181,8 +209,19 @@ class _Run:
             if isinstance(q, dict)
         ]
 
+    async def _before(self, agent: str, step: int) -> None:
+        """The moment before `agent`'s step is served: a child's header override is written
+        into Claude Code's record of it before its first step (so before any call of its is
+        decided), as the reference's store writes it into the child's session header."""
+        session = self.scenario.agents[agent].session
+        if step == 1 and session:
+            why = override_header(self.folder / "config", agent, session)
+            if why is not None and self.failure is None:
+                self.failure = f"the header override of {agent} could not be written: {why}"
+
     def phases(self) -> dict[str, Any]:
         outcome, error = "completed", None
+        self.llm.before_turn = self._before
         for phase in self.scenario.phases:
             assert phase.agent is not None  # start phases only: the features say so
             outcome, error = self._phase(phase.agent, phase.prompt)
@@ -207,8 +246,11 @@ class _Run:
         home.mkdir(exist_ok=True)
         argv = [str(self.adapter.cli), "-p", "--input-format", "stream-json",
                 "--output-format", "stream-json", "--verbose"]  # fmt: skip
-        if self.scenario.world.answerer != "none":
-            argv += ["--permission-prompt-tool", "stdio"]  # no provider: no human channel
+        world = self.scenario.world
+        if world.answerer != "none" and world.user_questions:
+            argv += ["--permission-prompt-tool", "stdio"]  # else no human channel at all
+        if not world.user_questions:  # composed without the service: no ask tool either
+            argv += ["--disallowedTools", "AskUserQuestion"]
         if self.scenario.agents[root].plan_mode:
             argv += ["--permission-mode", "plan"]
         port = int(self.server.base_url.rsplit(":", 1)[1].split("/")[0])

@@ -116,6 +116,8 @@ class FakeApp:
         if isinstance(body, Answer):
             return await _answer(send, body, [(b"connection", b"close")])
         request = httpx.Request("POST", f"http://fake{endpoint}", headers=headers, content=body)
+        if self.llm.before_turn is not None:  # an adapter's moment before a step (ServerThread)
+            await self.llm.before(request)
         answer = self.llm.complete(request)
         if not answer.streamed:
             return await _answer(send, answer)

@@ -165,12 +165,15 @@ class ScriptedLLM:
         return intercepting(Handler(self, base_url), base_url)
 
     async def before(self, request: httpx.Request) -> None:
-        """Give `before_turn` its moment before an agent's scripted step is served
-        (in-process transports only: a loopback server has no event loop to share)."""
+        """Give `before_turn` its moment before an agent's scripted step is served: on
+        the caller's event loop in-process, on the server's own behind `ServerThread` (so
+        a hook there shares no loop with the runtime, only the moment)."""
         if self.before_turn is None:
             return
         try:
             body = self._body(request, endpoint_for(request.url.path))
+            if self.dialect.side and self.dialect.side_request(body) is not None:
+                return  # no agent's turn
             agent = self.routes.place(request, body)
         except ScriptError:
             return  # complete() reports it, once
