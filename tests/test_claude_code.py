@@ -187,3 +187,24 @@ def test_the_cli_runs_every_scenario_it_can_at_the_rule_level(
     assert set(status.values()) == {"pass", "skip"}
     skipped = [r for r in report["scenarios"] if r["status"] == "skip"]
     assert all(r["mismatches"][0] for r in skipped)  # each with its reason
+
+
+def test_a_cli_that_breaks_costs_its_scenario_and_says_why(tmp_path: Path) -> None:
+    adapter = ClaudeCode(adapter_dir(None), offline=False)
+    scenario = SCENARIOS["delegated-question-handoff"]
+    broken = tmp_path / "claude"
+    broken.write_text("#!/bin/sh\necho 'not stream-json'\necho 'it broke' >&2\nexit 3\n")
+    broken.chmod(0o755)
+    adapter.cli = broken
+    observed = adapter.run(scenario, RunOptions())
+    assert (observed.outcome, observed.error) == (
+        "error",
+        "claude exited with status 3 before its result "
+        "(it broke; its stdout also had: not stream-json)",
+    )
+    adapter.cli = tmp_path / "missing"
+    observed = adapter.run(scenario, RunOptions())
+    assert observed.adapter_error is not None
+    assert observed.adapter_error.startswith(
+        "adapter claude-code: delegated-question-handoff: FileNotFoundError"
+    )

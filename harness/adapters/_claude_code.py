@@ -32,6 +32,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -140,6 +141,11 @@ class ClaudeCode:
             try:
                 run = _Run(self, scenario, llm, server, folder, options)
                 reported = run.phases()
+            except (OSError, LookupError, TypeError, ValueError, AttributeError) as exc:
+                # Output of a shape this adapter does not know (another CLI version?), or a
+                # CLI that cannot be started: this scenario is an error that says so.
+                why = f"adapter {NAME}: {scenario.id}: {type(exc).__name__}: {exc}"
+                return Observation.broken(scenario.id, why)
             finally:
                 server.stop()
         finally:
@@ -266,11 +272,17 @@ class _Run:
         lines: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=_pump, args=(process.stdout, lines), daemon=True).start()
         stderr: list[str] = []
-        threading.Thread(target=_keep, args=(process.stderr, stderr), daemon=True).start()
+        keeper = threading.Thread(target=_keep, args=(process.stderr, stderr), daemon=True)
+        keeper.start()
         try:
             self._send(process, {"type": "user", "message": {"role": "user", "content": prompt},
                                  "parent_tool_use_id": None, "session_id": ""})  # fmt: skip
-            return self._follow(process, lines, stderr)
+
+            def said() -> list[str]:  # all of it: the CLI has ended, let its last line in
+                keeper.join(5)
+                return stderr
+
+            return self._follow(process, lines, said)
         finally:
             _stop(process)
 
@@ -291,8 +303,12 @@ class _Run:
         } | ({"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"} if self.adapter.quiet else {})
 
     def _follow(
-        self, process: subprocess.Popen[str], lines: queue.Queue[str | None], stderr: list[str]
+        self,
+        process: subprocess.Popen[str],
+        lines: queue.Queue[str | None],
+        stderr: Callable[[], list[str]],
     ) -> tuple[str, str | None]:
+        noise: list[str] = []  # stdout lines that are no stream-json event
         due: list[tuple[float, str, dict[str, Any]]] = []  # scripted answers waiting to go
         while True:
             try:
@@ -303,10 +319,13 @@ class _Run:
                 code = process.wait()
                 if self.stream.result is not None and code == 0:
                     return "completed", None
-                tail = " | ".join(stderr[-3:]) or "nothing on stderr"
+                tail = " | ".join(stderr()[-3:]) or "nothing on stderr"
+                tail += f"; its stdout also had: {' | '.join(noise[-3:])}" if noise else ""
                 return "error", f"claude exited with status {code} before its result ({tail})"
-            if line.strip():
-                event = json.loads(line)
+            event = _event(line) if line.strip() else None
+            if line.strip() and event is None:
+                noise.append(line.strip()[:200])  # not stream-json: kept, to be shown
+            if event is not None:
                 if event.get("type") == "control_request":
                     due += self._control(process, event)
                 else:
@@ -382,6 +401,15 @@ class _Run:
         held_by = {self.stream.calls[c].agent: q for c, q in self.held.items()
                    if c in self.stream.calls}  # fmt: skip
         return wait_for(self.scenario, self.llm.progress(), held_by)
+
+
+def _event(line: str) -> dict[str, Any] | None:
+    """One stream-json event, or None for a line that is none."""
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return None
+    return event if isinstance(event, dict) else None
 
 
 def _pump(stream: Any, lines: queue.Queue[str | None]) -> None:
