@@ -93,7 +93,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         module = getattr(item, "module", None)
         in_slow_module = module is not None and module.__name__.rpartition(".")[2] in SLOW_MODULES
-        if in_slow_module or item.nodeid.rpartition("/")[2] in SLOW_TESTS:
+        # A foreign runtime under test (--harness-adapter) runs as processes: the scenario
+        # tests it drives are of the second tier then.
+        foreign = config.getoption("--harness-adapter", None) not in (None, "reference")
+        in_scenarios = module is not None and module.__name__.endswith("test_scenarios")
+        if (
+            in_slow_module
+            or item.nodeid.rpartition("/")[2] in SLOW_TESTS
+            or (foreign and in_scenarios)
+        ):
             item.add_marker(pytest.mark.slow)
 
 
