@@ -110,7 +110,7 @@ class ClaudeCode:
             raise AdapterError(f"adapter {NAME} needs npm on PATH, to install the CLI")
         with open(self.root / ".install.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # xdist workers share one install
-            install(NAME, self.root, "npm ci (about 10 s)",
+            install(NAME, self.root, "npm ci (a few seconds)",
                     [npm, "ci", "--no-audit", "--no-fund"], self.root / "package-lock.json",
                     env={**os.environ, **npm_settings(self.root)})  # fmt: skip
         cli = self.root / "node_modules" / ".bin" / "claude"
