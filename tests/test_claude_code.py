@@ -34,7 +34,7 @@ pytestmark = pytest.mark.skipif(
 OFFLINE = unavailable() is None
 # The scenarios its issue names: a child refused, nested and in plan mode; a root answered.
 NAMED = ("delegated-question-handoff", "grandchild-refused", "plan-mode-child-refused",
-         "live-root-answered", "zero-depth-live-child")  # fmt: skip
+         "live-root-answered", "zero-depth-live-child", "parallel-children-refused")  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -80,6 +80,20 @@ def test_a_childs_ask_is_refused_and_the_question_handed_back(claude: ClaudeCode
     keys = {v for r in observed.requests for k, v in r.headers if k.lower() == "x-api-key"}
     assert keys == {SENTINEL_KEY}
     assert not any(k.lower() == "authorization" for r in observed.requests for k, _ in r.headers)
+
+
+@pytest.mark.parametrize("sid", ["parallel-children-refused", "child-empty-batch"])
+def test_a_childs_ask_is_refused_before_its_shape_is_read(claude: ClaudeCode, sid: str) -> None:
+    # The dialect cannot spell these asks to fit AskUserQuestion's schema (free text, an
+    # empty batch); only children make them, and Claude Code refuses a child's as
+    # unavailable before it reads the arguments. Were it a refusal for the shape, the
+    # rule would pass for the wrong reason: the text says which it is.
+    observed = claude.run(SCENARIOS[sid], RunOptions())
+    assert observed.tool_errors and all(
+        "AskUserQuestion is not available inside subagents" in e["text"]
+        for e in observed.tool_errors
+    ), observed.tool_errors
+    assert judge(SCENARIOS[sid], observed, RULE).status == "pass"
 
 
 def test_a_roots_ask_reaches_the_human_through_the_control_channel(claude: ClaudeCode) -> None:

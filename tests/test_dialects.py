@@ -249,3 +249,16 @@ def test_a_side_request_must_say_how_it_is_known(side: Any, problem: str) -> Non
         Dialect.from_json({"tools": {}, "side": side}, "d")
     assert problem in str(info.value)
     assert str(info.value).startswith("d.side")
+
+
+def test_a_list_the_arguments_lack_is_left_out() -> None:
+    # parallel-children-refused's free-text questions, in Claude Code's spelling: no
+    # options at all (which its schema refuses: the dialect says it cannot express them).
+    spelling = Dialect.load("claude-code").spelling(ASK_TOOL)
+    assert spelling is not None
+    ask = SCENARIOS["parallel-children-refused"].agents["child-a"].script[0].calls[0]
+    assert spelling.spell(ask.args) == {"questions": [{
+        "question": "Should gpu-pool use the CUDA fallback?", "header": "gpu-fallback",
+        "multiSelect": False}]}  # fmt: skip
+    # A field that is there but no list of objects still cannot be spelled.
+    assert spelling.spell({"questions": [{"question": "q", "options": "Yes"}]}) is None

@@ -234,3 +234,18 @@ def test_a_final_text_that_is_no_human_tools_result_is_read_as_before() -> None:
     assert held(dataclasses.replace(obs, final=final), RULE)[:2] == ("pass", RULE)
     final = {**obs.final, "parent": "Done."}
     assert held(dataclasses.replace(obs, final=final), RULE)[:2] == ("fail", "none")
+
+
+def test_a_final_text_carrying_handoffs_reads_them_as_the_handoffs_rule_does() -> None:
+    # parallel-children-refused's parent says "PARENT_COMPLETED: {{a.result}} | {{b.result}}":
+    # each result is a handoff, which the rule lets the runtime wrap in words of its own,
+    # so long as it carries the child's result.
+    obs = observed("parallel-children-refused")
+    a = "UNRESOLVED: Should gpu-pool use the CUDA fallback?"
+    b = "UNRESOLVED: How many threads should cpu-pool use?"
+    wrapped = {**obs.final, "parent": f"PARENT_COMPLETED: {a}\n(agent a) | {b}\n(agent b)"}
+    assert held(dataclasses.replace(obs, final=wrapped), RULE)[:2] == ("pass", RULE)
+    lost = {**obs.final, "parent": f"PARENT_COMPLETED: {a} | (agent b)"}
+    status, level, mismatches = held(dataclasses.replace(obs, final=lost), RULE)
+    assert (status, level) == ("fail", "none")
+    assert mismatches[0].startswith("final[parent]: expected exactly")

@@ -32,7 +32,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -60,6 +60,7 @@ FEATURES = frozenset(
         "no-user-questions",
     }
 )
+HUMAN_SCENARIO_TOOLS = ("ask_user_question", "exit_plan_mode")
 KEEP = "HARNESS_KEEP"  # 1: keep each scenario's folder, and say where, on stderr
 POLL = 0.02  # seconds between looks at a phase that has said nothing new
 # What no scenario of this runtime can express, each with why (the dialect adds its own).
@@ -129,9 +130,10 @@ class ClaudeCode:
         from harness.adapters._reported import ProtocolError, check, observation
 
         why = (
-            self.dialect.cannot.get(scenario.id)
+            _unspellable(scenario, self.dialect.cannot)
             or SKIPS.get(scenario.id)
             or next((NOT_HERE[p.kind] for p in scenario.phases if p.kind in NOT_HERE), None)
+            or _unwritable(scenario)
         )
         if why is not None:
             return Observation.empty(scenario.id, "skipped", why)
@@ -171,6 +173,22 @@ class ClaudeCode:
         llm = ScriptedLLM({n: a.script for n, a in scenario.agents.items()}, chunk=chunk,
                           roots=scenario.roots(), dialect=self.dialect)  # fmt: skip
         return llm, ServerThread(llm, unix=folder / "fake.sock" if self.offline else None)
+
+
+def _unspellable(scenario: Scenario, cannot: Mapping[str, str]) -> str | None:
+    """Why the dialect cannot express the scenario, unless only children call the human
+    tools in it: Claude Code refuses a subagent's AskUserQuestion and ExitPlanMode as
+    unavailable before it looks at their arguments, so a shape it would refuse from a
+    root is no way out for a child (tests/test_claude_code.py reads the refusal)."""
+    why = cannot.get(scenario.id)
+    by_roots = [
+        name
+        for name, agent in scenario.agents.items()
+        if agent.spawned_by is None
+        and any(c.tool in HUMAN_SCENARIO_TOOLS for turn in agent.script for c in turn.calls)
+    ]
+    asks_direct = any(p.kind == "ask" for p in scenario.phases)
+    return why if why is not None and (by_roots or asks_direct) else None
 
 
 def _unwritable(scenario: Scenario) -> str | None:

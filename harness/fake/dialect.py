@@ -14,6 +14,7 @@ A template is JSON. In it:
 - any other string has each `{field}` replaced by that field's string value;
 - `{"$each": FIELD, "$as": TEMPLATE}` is a list: TEMPLATE filled once per item of the
   list FIELD, each item's fields in scope (`"$defaults": {...}` fills in what an item lacks);
+  with no FIELD at all, its key is left out;
 - anything else is sent as written.
 A spelling's own `defaults` fill in what the scripted arguments lack.
 """
@@ -277,7 +278,9 @@ def _fill(template: Any, scope: Mapping[str, Any]) -> Any:
         # One pass: a value that itself contains "{name}" is not filled again.
         return _WHOLE.sub(lambda m: _text(m.group(1), scope), template)
     if isinstance(template, dict) and "$each" in template:
-        items = scope.get(template["$each"])
+        if template["$each"] not in scope:
+            return _ABSENT  # as a whole-string placeholder with no value: the key is left out
+        items = scope[template["$each"]]
         if not isinstance(items, list) or not all(isinstance(i, Mapping) for i in items):
             raise _Unfillable(template["$each"])
         defaults = template.get("$defaults", {})

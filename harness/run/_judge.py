@@ -184,28 +184,36 @@ def carried(match: TextMatch) -> TextMatch:
 _RESULT = re.compile(r"\{\{\s*([A-Za-z_][\w-]*)\.result\s*\}\}")
 _TEMPLATE = re.compile(r"\{\{.*?\}\}")
 HUMAN_TOOLS = ("ask_user_question", "exit_plan_mode")
+DELEGATION = "subagent"
 
 
 def rule_reading(scenario: Scenario, agent: str, match: TextMatch) -> TextMatch:
-    """How the rule reads an agent's final text whose script says a human tool's result
-    (`{{ask.result}}`): that result is the runtime's own words for the answer, which the
-    rule does not pin. So only the script's own words around it must be carried, and of
-    an answer, the labels chosen and the text typed; the rest is upstream's wording."""
+    """How the rule reads an agent's final text whose script says a tool's result: a
+    human tool's (`{{ask.result}}`) is the runtime's own words for the answer, which the
+    rule does not pin, and of it only the labels chosen and the text typed must be carried;
+    a delegation's (`{{delegate.result}}`) is the handoff, which must carry the child's
+    result, as `handoffs` must, in whatever words around it. The script's own words around
+    them must be carried too; the rest is upstream's wording."""
     spec = scenario.agents.get(agent)
     say = spec.script[-1].say if spec and spec.script else None
     if match.equals is None or say is None:
         return carried(match)
-    human = {c.label for turn in spec.script for c in turn.calls  # type: ignore[union-attr]
-             if c.tool in HUMAN_TOOLS and c.label}  # fmt: skip
+    tools = {c.label: c.tool for turn in spec.script for c in turn.calls  # type: ignore[union-attr]
+             if c.label}  # fmt: skip
+    worded = {label for label, tool in tools.items() if tool in (*HUMAN_TOOLS, DELEGATION)}
     labels = [m[1] for m in _RESULT.finditer(say)]
-    if not any(label in human for label in labels):
+    if not any(label in worded for label in labels):
         return carried(match)
     # The script's words, and what each of its templates became in the expected text.
-    parts, pattern = [], ""
+    parts, pattern, results = [], "", []
     for piece in re.split(r"(\{\{.*?\}\})", say):
         if _TEMPLATE.fullmatch(piece):
             found = _RESULT.fullmatch(piece)
-            pattern += "(.*)" if found and found[1] in human else ".*?"
+            if found and found[1] in worded:
+                pattern += "(.*)"
+                results.append(tools[found[1]])
+            else:
+                pattern += ".*?"
         else:
             pattern += re.escape(piece)
             parts.append(piece)
@@ -213,8 +221,8 @@ def rule_reading(scenario: Scenario, agent: str, match: TextMatch) -> TextMatch:
     if seen is None:
         return carried(match)
     carried_too = [p for p in parts if p.strip()]
-    for result in seen.groups():
-        carried_too += _answered(result)
+    for tool, result in zip(results, seen.groups(), strict=True):
+        carried_too += [result] if tool == DELEGATION and result else _answered(result)
     return TextMatch(contains=(*match.contains, *carried_too))
 
 
