@@ -222,3 +222,18 @@ def test_a_cli_that_breaks_costs_its_scenario_and_says_why(tmp_path: Path) -> No
     assert observed.adapter_error.startswith(
         "adapter claude-code: delegated-question-handoff: FileNotFoundError"
     )
+
+
+def test_an_override_claude_code_cannot_record_is_a_skip(
+    claude: ClaudeCode, tmp_path: Path
+) -> None:
+    text = SCENARIOS["zero-depth-live-child"].path.read_text("utf-8")
+    rooted = text.replace(
+        "  parent:\n    script:", "  parent:\n    session: {delegation_depth: 0}\n    script:"
+    )
+    (tmp_path / "zero-depth-live-child.yaml").write_text(rooted, "utf-8")
+    observed = claude.run(load_scenario(tmp_path / "zero-depth-live-child.yaml"), RunOptions())
+    assert (observed.outcome, observed.error) == (
+        "skipped",
+        "parent, a root, has a header override: Claude Code records no root's lineage",
+    )

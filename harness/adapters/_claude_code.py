@@ -196,6 +196,7 @@ def _unwritable(scenario: Scenario) -> str | None:
     for name, agent in scenario.agents.items():
         if agent.session and agent.spawned_by is None:
             return f"{name}, a root, has a header override: Claude Code records no root's lineage"
+        # Today's schema allows delegation_depth alone; a field it adds may have no match.
         missing = ", ".join(sorted(set(agent.session) - set(HEADER_FIELDS)))
         if missing:
             return f"{name}'s header override sets {missing}, which Claude Code does not record"
