@@ -12,11 +12,13 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from harness.adapters._claude_code import ClaudeCode, adapter_dir
 from harness.adapters._claude_human import override_header
+from harness.adapters._claude_observe import Stream
 from harness.adapters._offline import command, unavailable
 from harness.cli import main
 from harness.contract import SENTINEL_KEY, RunOptions
@@ -162,7 +164,12 @@ def test_an_extra_request_is_answered_beside_the_scripts(tmp_path: Path) -> None
     noisy = ClaudeCode(adapter_dir(None), quiet=False)
     scenario = SCENARIOS["delegated-question-handoff"]
     observed = noisy.run(scenario, RunOptions())
-    assert observed.side_requests and observed.side_requests[0].startswith("session title")
+    assert [s for s in observed.side_requests if s.startswith("session title")] == [
+        "session title (a request with no tools that asks for a title; off with "
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1) (answered; no script consumed)"
+    ]
+    # And its preflight, which reaches no model endpoint, is shown too.
+    assert "HEAD / (no model endpoint: answered 404)" in observed.side_requests
     assert observed.script_errors == []
     assert judge(scenario, observed, RULE).status == "pass"
 
@@ -237,3 +244,49 @@ def test_an_override_claude_code_cannot_record_is_a_skip(
         "skipped",
         "parent, a root, has a header override: Claude Code records no root's lineage",
     )
+
+
+def test_errors_and_handoffs_follow_the_delegation_tree_not_the_clock(tmp_path: Path) -> None:
+    # Two children side by side, whose results race: b's comes first. And a grandchild of
+    # a, whose handoff ends before a's. The order is the walk's: a's run (the grandchild's
+    # error and handoff), a's handoff, then b's error and handoff.
+    def agent_call(call_id: str, name: str) -> dict[str, Any]:
+        return {"type": "tool_use", "id": call_id, "name": "Agent",
+                "input": {"description": name, "prompt": f"do {name}"}}  # fmt: skip
+
+    def result(call_id: str, text: str, error: bool = False) -> dict[str, Any]:
+        return {"type": "tool_result", "tool_use_id": call_id, "content": text,
+                "is_error": error}  # fmt: skip
+
+    stream = Stream(root="parent", roots=["parent"])
+    stream.read({"type": "assistant", "parent_tool_use_id": None, "message": {"content": [
+        agent_call("toolu_1", "a"), agent_call("toolu_2", "b")]}})  # fmt: skip
+    for task, name in (("t-a", "a"), ("t-b", "b"), ("t-g", "g")):
+        stream.read({"type": "system", "subtype": "task_started", "task_id": task,
+                     "description": name})  # fmt: skip
+    subagents = tmp_path / "projects" / "-w" / "s" / "subagents"
+    subagents.mkdir(parents=True)
+    ask = {"type": "tool_use", "name": "AskUserQuestion", "input": {}}
+    refused = {"t-b": ("toolu_3", "no b"), "t-g": ("toolu_5", "no g")}
+    transcripts = {
+        task: [("assistant", [{**ask, "id": i}]), ("user", [result(i, text, True)])]
+        for task, (i, text) in refused.items()
+    }
+    transcripts["t-a"] = [
+        ("assistant", [agent_call("toolu_4", "g")]),
+        ("user", [result("toolu_4", "g done")]),
+    ]
+    for task, entries in transcripts.items():
+        lines = [json.dumps({"type": t, "message": {"content": c}}) for t, c in entries]
+        (subagents / f"agent-{task}.jsonl").write_text("\n".join(lines), "utf-8")
+    stream.read({"type": "user", "parent_tool_use_id": None, "message": {"content": [
+        result("toolu_2", "b done")]}})  # fmt: skip
+    stream.read({"type": "user", "parent_tool_use_id": None, "message": {"content": [
+        result("toolu_1", "a done")]}})  # fmt: skip
+    stream.transcripts(tmp_path)
+    assert [(e["agent"], e["text"]) for e in stream.tool_errors] == [("g", "no g"), ("b", "no b")]
+    assert [(h["parent"], h["child"]) for h in stream.handoffs] == [
+        ("a", "g"),
+        ("parent", "a"),
+        ("parent", "b"),
+    ]

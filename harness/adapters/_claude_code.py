@@ -266,6 +266,7 @@ class _Run:
     # -- one phase: one CLI process ------------------------------------------------------
     def _phase(self, root: str, prompt: str) -> tuple[str, str | None]:
         self.stream.root = root
+        self.stream.roots.append(root)
         work, home = self.folder / "work", self.folder / "home"
         work.mkdir(exist_ok=True)
         home.mkdir(exist_ok=True)

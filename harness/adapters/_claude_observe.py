@@ -5,8 +5,11 @@ Claude Code in SDK mode writes stream-json events: the root's messages with
 it, but not all of them (a child's final text and a grandchild's calls are missing). So
 the root is read from the stream, and every subagent from the transcript the CLI writes for
 it under its config dir (`projects/<cwd>/<session>/subagents/agent-<id>.jsonl`), named by
-the stream's `task_started` event. Tool errors and handoffs are put in the order of their
-calls, which the fake numbered.
+the stream's `task_started` event. Tool errors and handoffs are put in the order of a
+walk of the delegation tree: each agent's calls in the order the fake numbered them, a
+child's whole run before the handoff of the call that started it. That is the order of
+any run that is sequential or nested, and, for children running side by side, whose
+results race, the order their parent called them in.
 Everything is read back in the scenario's names (the dialect spells a child's name as the
 `Agent` call's `description`), and normalised: no session ids, uuids, timings or paths.
 """
@@ -38,9 +41,12 @@ class Stream:
     root at a time."""
 
     root: str = ""
+    roots: list[str] = field(default_factory=list)  # each phase's, in order
     calls: dict[str, Call] = field(default_factory=dict)  # tool_use id -> the call
     children: dict[str, str] = field(default_factory=dict)  # Agent call id -> child
     tasks: dict[str, str] = field(default_factory=dict)  # subagent (task) id -> child
+    errors: dict[str, dict[str, Any]] = field(default_factory=dict)  # call id -> its error
+    handed: dict[str, dict[str, Any]] = field(default_factory=dict)  # Agent call id -> handoff
     tool_errors: list[dict[str, Any]] = field(default_factory=list)
     handoffs: list[dict[str, Any]] = field(default_factory=list)
     final: dict[str, str] = field(default_factory=dict)
@@ -59,7 +65,7 @@ class Stream:
         if kind == "assistant":
             self._assistant(self.root, event["message"].get("content") or [])
         elif kind == "user":
-            self._results(event["message"].get("content"), event.get("timestamp"))
+            self._results(event["message"].get("content"))
         elif kind == "system" and event.get("subtype") == "task_started":
             # The dialect spells a child's scenario name as its Agent call's description.
             self.tasks[str(event["task_id"])] = str(event.get("description"))
@@ -82,7 +88,7 @@ class Stream:
             if call.tool == DELEGATION:
                 self.children[str(block["id"])] = str(call.input.get("description", block["id"]))
 
-    def _results(self, content: Any, when: Any) -> None:
+    def _results(self, content: Any) -> None:
         for block in content if isinstance(content, list) else []:
             if block.get("type") != "tool_result":
                 continue
@@ -90,18 +96,13 @@ class Stream:
             if call is None:
                 continue
             text = _text(block.get("content"))
+            call_id = str(block["tool_use_id"])
             if block.get("is_error") is True:
-                serial = _serial(block["tool_use_id"])
-                self.tool_errors.append({"agent": call.agent, "tool": call.tool, "code": "",
-                                         "name": "Error", "text": text,
-                                         "when": (when, serial)})  # fmt: skip
+                self.errors[call_id] = {"agent": call.agent, "tool": call.tool, "code": "",
+                                        "name": "Error", "text": text}  # fmt: skip
             elif call.tool == DELEGATION:
-                child = self.children[str(block["tool_use_id"])]
-                # On one instant, the later call is the nested one, which ended first.
-                serial = _serial(block["tool_use_id"], -1)
-                self.handoffs.append({"parent": call.agent, "child": child,
-                                      "child_final": None, "tool_result": text,
-                                      "when": (when, serial)})  # fmt: skip
+                self.handed[call_id] = {"parent": call.agent, "child": self.children[call_id],
+                                        "child_final": None, "tool_result": text}  # fmt: skip
 
     def normalised(self, text: str) -> str:
         """A text the model was shown, without what varies per run: subagent ids become
@@ -112,7 +113,7 @@ class Stream:
 
     def transcripts(self, config: Path) -> None:
         """Every subagent's calls, results and final text, from the transcript the CLI kept
-        of it; then each list in the order its results came, and every text normalised."""
+        of it; then the errors and handoffs in the order of the walk, every text normalised."""
         for path in sorted(config.glob("projects/*/*/subagents/agent-*.jsonl")):
             child = self.tasks.get(path.stem.removeprefix("agent-"))
             if child is None:
@@ -125,24 +126,38 @@ class Stream:
                 if entry.get("type") == "assistant":
                     self._assistant(child, message.get("content") or [])
                 elif entry.get("type") == "user":
-                    self._results(message.get("content"), entry.get("timestamp"))
+                    self._results(message.get("content"))
         for agent, text in self.final.items():
             self.final[agent] = self.normalised(text)
+        walked: set[str] = set()
+        for root in self.roots:
+            self._walk(root, walked)
         for handoff in self.handoffs:
             handoff["child_final"] = self.final.get(handoff["child"])
             handoff["tool_result"] = self.normalised(handoff["tool_result"])
         for error in self.tool_errors:
             error["text"] = self.normalised(error["text"])
-        for records in (self.tool_errors, self.handoffs):
-            records.sort(key=lambda r: (str(r["when"][0]), r["when"][1]))
-            for record in records:
-                del record["when"]
+
+    def _walk(self, agent: str, walked: set[str]) -> None:
+        """`agent`'s errors and handoffs, and its children's, in the order of the walk;
+        each agent once, however often it is named."""
+        if agent in walked:
+            return
+        walked.add(agent)
+        mine = sorted((i for i, c in self.calls.items() if c.agent == agent), key=_serial)
+        for call_id in mine:
+            if call_id in self.children:
+                self._walk(self.children[call_id], walked)
+            if call_id in self.handed:
+                self.handoffs.append(self.handed[call_id])
+            if call_id in self.errors:
+                self.tool_errors.append(self.errors[call_id])
 
 
-def _serial(call_id: str, sign: int = 1) -> int:
+def _serial(call_id: str) -> tuple[int, str]:
     """A call id the fake issued (toolu_12) by its number: the order the calls were made."""
     digits = call_id.rsplit("_", 1)[-1]
-    return sign * int(digits) if digits.isdigit() else 0
+    return (int(digits), call_id) if digits.isdigit() else (0, call_id)
 
 
 def _text(content: Any) -> str:

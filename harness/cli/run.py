@@ -112,8 +112,7 @@ def _report(args: argparse.Namespace, planned: Plan) -> int:
         )
         reason = expectations.reason(result.scenario.id, result.level)
         above = [f"{level}: {m}" for level, m in result.above]  # shown, not failing
-        side = [f"side request: {s} (answered; no script consumed)"
-                for s in result.observation.side_requests]  # fmt: skip
+        side = [f"side request: {s}" for s in result.observation.side_requests]
         for line in [*result.mismatches, *above, *([f"known: {reason}"] if reason else []), *side]:
             print(_UNDER + line)
         if show_diff:

@@ -97,6 +97,8 @@ class FakeApp:
         path, method = scope["path"], scope["method"]
         wire = ROUTES.get(path.rstrip("/"))
         if wire is None:
+            # Shown beside the run (a CLI's preflight HEAD /, say): it reached no script.
+            self.llm.side.append(f"{method} {path} (no model endpoint: answered 404)")
             message = f"no route {path}; POST one of {_LISTED}"
             return await _answer(send, CHAT_COMPLETIONS.error(404, message, "not_found"))
         endpoint = "/v1" + wire.path  # the path complete() reads the wire from

@@ -113,7 +113,9 @@ class ScriptedLLM:
         self._call_ids = 0
         self._completion_ids = 0
         self._unscripted: dict[str, int] = {}  # requests per agent nobody scripted
-        self.side: list[str] = []  # the side requests answered (Dialect.side), in order
+        # Requests beside the agents' turns, in order: the side requests the dialect
+        # declares, answered, and (behind a server) requests to no model endpoint at all.
+        self.side: list[str] = []
         self.before_turn: BeforeTurn | None = None
 
     @property
@@ -198,7 +200,7 @@ class ScriptedLLM:
             side = self.dialect.side_request(body) if self.dialect.side else None
             if side is not None:  # no agent's turn: answered, and no script moves
                 agent, step, message = None, None, {"role": "assistant", "content": side.reply}
-                self.side.append(side.about)
+                self.side.append(f"{side.about} (answered; no script consumed)")
             else:
                 agent, step, message = self._reply(request, body, endpoint.call_prefix)
         except ScriptError as exc:
