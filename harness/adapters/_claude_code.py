@@ -36,9 +36,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness._paths import repository_root
 from harness.adapters._claude_human import HEADER_FIELDS, override_header, reply, wait_for
 from harness.adapters._claude_observe import HUMAN_TOOLS, Stream, question_back
+from harness.adapters._npm import adapter_dir as npm_adapter_dir
 from harness.adapters._npm import install, npm_settings
 from harness.contract import SENTINEL_KEY, AdapterError, Observation, RunOptions
 
@@ -452,19 +452,9 @@ def _stop(process: subprocess.Popen[str]) -> None:
     process.wait()
 
 
-def adapter_dir(scenarios: Path | None) -> Path:
+def adapter_dir(scenarios: Path | None = None) -> Path:
     """adapters/claude-code beside the scenarios being run, else in this checkout."""
-    candidates = [scenarios.resolve().parent / "adapters" / NAME] if scenarios else []
-    checkout = repository_root()
-    candidates += [checkout / "adapters" / NAME] if checkout else []
-    for candidate in candidates:
-        if (candidate / "package-lock.json").is_file():
-            return candidate
-    looked = ", ".join(str(c) for c in candidates) or "no checkout (installed as a wheel)"
-    raise AdapterError(
-        f"adapter {NAME}: no adapters/{NAME}/package-lock.json found (looked in {looked}); "
-        "run from a clone of keyless-harness"
-    )
+    return npm_adapter_dir(NAME, "package-lock.json", scenarios)
 
 
 def claude_code(scenarios: Path | None = None) -> ClaudeCode:

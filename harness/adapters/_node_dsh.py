@@ -25,8 +25,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness._paths import repository_root
 from harness.adapters._jsonl import JsonLinesAdapter
+from harness.adapters._npm import adapter_dir as npm_adapter_dir
 from harness.adapters._npm import install as _npm_install
 from harness.adapters._npm import npm_settings
 from harness.contract import AdapterError
@@ -38,19 +38,9 @@ USER_QUESTIONS_ENV = "NODE_DSH_USER_QUESTIONS"
 
 
 def adapter_dir(scenarios: Path | None) -> Path:
-    """adapters/node-dsh beside the scenarios being run (a checkout that vendors both), else
-    in the checkout this harness runs from."""
-    candidates = [scenarios.resolve().parent / "adapters" / "node-dsh"] if scenarios else []
-    checkout = repository_root()
-    candidates += [checkout / "adapters" / "node-dsh"] if checkout else []
-    for candidate in candidates:
-        if (candidate / "adapter.mjs").is_file():
-            return candidate
-    looked = ", ".join(str(c) for c in candidates) or "no checkout (installed as a wheel)"
-    raise AdapterError(
-        f"adapter node-dsh: no adapters/node-dsh/adapter.mjs found (looked in {looked}); run "
-        "from a clone of keyless-harness, or give --scenarios a checkout that has it"
-    )
+    """adapters/node-dsh beside the scenarios being run (a checkout that vendors both), else in
+    the checkout this harness runs from."""
+    return npm_adapter_dir("node-dsh", "adapter.mjs", scenarios)
 
 
 def node_dsh(scenarios: Path | None = None) -> JsonLinesAdapter:

@@ -1,6 +1,6 @@
-"""Installing a foreign runtime from npm: from a lockfile with integrity hashes, into an
-ignored folder beside its adapter, once (redone when the lockfile changes), and with
-nothing of the user's home read or written."""
+"""A foreign runtime installed from npm: its folder under adapters/, and its install from a
+lockfile with integrity hashes into an ignored folder there, once (redone when the
+lockfile changes), with nothing of the user's home read or written."""
 
 from __future__ import annotations
 
@@ -9,7 +9,24 @@ import subprocess
 import sys
 from pathlib import Path
 
+from harness._paths import repository_root
 from harness.contract import AdapterError
+
+
+def adapter_dir(name: str, marker: str, scenarios: Path | None) -> Path:
+    """adapters/NAME beside the scenarios being run (a checkout that vendors both), else in
+    the checkout this harness runs from: the first that has `marker`."""
+    candidates = [scenarios.resolve().parent / "adapters" / name] if scenarios else []
+    checkout = repository_root()
+    candidates += [checkout / "adapters" / name] if checkout else []
+    for candidate in candidates:
+        if (candidate / marker).is_file():
+            return candidate
+    looked = ", ".join(str(c) for c in candidates) or "no checkout (installed as a wheel)"
+    raise AdapterError(
+        f"adapter {name}: no adapters/{name}/{marker} found (looked in {looked}); run "
+        "from a clone of keyless-harness, or give --scenarios a checkout that has it"
+    )
 
 
 def npm_settings(root: Path) -> dict[str, str]:

@@ -47,23 +47,18 @@ def check_loopback(host: str) -> str:
 
 
 def listen(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-        sock.listen(BACKLOG)
-    except OSError:
-        sock.close()
-        raise
-    sock.setblocking(False)
-    return sock
+    return _listening(sock, (host, port))
 
 
 def listen_unix(path: Path) -> socket.socket:
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    return _listening(socket.socket(socket.AF_UNIX, socket.SOCK_STREAM), str(path))
+
+
+def _listening(sock: socket.socket, address: str | tuple[str, int]) -> socket.socket:
     try:
-        sock.bind(str(path))
+        sock.bind(address)
         sock.listen(BACKLOG)
     except OSError:
         sock.close()
