@@ -21,23 +21,22 @@ progress, never by a timeout, and reported with its wait-for graph.
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import json
 import os
-import queue
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.adapters._claude_human import HEADER_FIELDS, override_header, reply, wait_for
-from harness.adapters._claude_observe import HUMAN_TOOLS, Stream, question_back
+from harness.adapters._claude_human import HEADER_FIELDS, reply
+from harness.adapters._claude_human import override_header as write_override
+from harness.adapters._claude_observe import HUMAN_TOOLS, question_back
+from harness.adapters._cli_run import CliRun, Due
 from harness.adapters._npm import adapter_dir as npm_adapter_dir
 from harness.adapters._npm import install, npm_settings
 from harness.contract import SENTINEL_KEY, AdapterError, Observation, RunOptions
@@ -125,6 +124,82 @@ class ClaudeCode:
     def close(self) -> None:
         pass
 
+    # -- what CliRun asks of it ---------------------------------------------------------
+    program = "claude"
+    children_in_stream = False  # a child's final text and a grandchild's calls are not
+
+    def argv(self, run: CliRun, root: str, prompt: str) -> list[str]:
+        argv = [str(self.cli), "-p", "--input-format", "stream-json",
+                "--output-format", "stream-json", "--verbose"]  # fmt: skip
+        world = run.scenario.world
+        if world.answerer != "none" and world.user_questions:
+            argv += ["--permission-prompt-tool", "stdio"]  # else no human channel at all
+        if not world.user_questions:  # composed without the service: no ask tool either
+            argv += ["--disallowedTools", "AskUserQuestion"]
+        if run.scenario.agents[root].plan_mode:
+            argv += ["--permission-mode", "plan"]
+        return argv
+
+    def opening(self, prompt: str) -> dict[str, Any] | None:
+        return {"type": "user", "message": {"role": "user", "content": prompt},
+                "parent_tool_use_id": None, "session_id": ""}  # fmt: skip
+
+    def environment(self, run: CliRun, home: Path, port: int) -> dict[str, str]:
+        """From nothing: no inherited key, token or proxy reaches the CLI."""
+        return {
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "HOME": str(home),
+            "CLAUDE_CONFIG_DIR": str(run.folder / "config"),
+            "TMPDIR": str(run.folder),
+            "TERM": "dumb",
+            "LANG": "C.UTF-8",
+            "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}",
+            "ANTHROPIC_API_KEY": SENTINEL_KEY,
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+        } | ({"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"} if self.quiet else {})
+
+    def control(
+        self, run: CliRun, process: subprocess.Popen[str], event: dict[str, Any]
+    ) -> list[Due]:
+        """A control request: a tool's permission (the human's tools reach the answerer,
+        any other is allowed as asked), or something this adapter does not serve."""
+        request, request_id = event.get("request") or {}, str(event.get("request_id"))
+        if request.get("subtype") != "can_use_tool":
+            run.send(process, {"type": "control_response", "response": {
+                "subtype": "error", "request_id": request_id,
+                "error": f"keyless-harness does not serve {request.get('subtype')}"}})  # fmt: skip
+            return []
+        tool, given = str(request.get("tool_name")), dict(request.get("input") or {})
+        if tool not in HUMAN_TOOLS:
+            run.answer(process, request_id, {"behavior": "allow", "updatedInput": given})
+            return []
+        call = str(request.get("tool_use_id"))
+        caller = run.stream.calls[call].agent if call in run.stream.calls else None
+        if tool == "ExitPlanMode":
+            questions = [
+                {"id": "plan-review", **({"detail": given["plan"]} if "plan" in given else {})}
+            ]
+        else:
+            questions = [question_back(q, run.scripted) for q in given.get("questions", ())]
+        run.asked.append({"caller": caller, "questions": questions})
+        world = run.scenario.world
+        if world.answerer != "scripted":  # a tripwire or unreachable: it never answers
+            run.held[call] = questions[0]["id"] if questions else tool
+            return []
+        missing = [q["id"] for q in questions if tool != "ExitPlanMode"
+                   and q["id"] not in world.answers]  # fmt: skip
+        if missing:
+            run.failure = (f"the scripted answerer has no answer for {', '.join(missing)} "
+                           f"(world.answers): add one, or find why {caller} asked it")  # fmt: skip
+            return []
+        answer = reply(tool, given, questions, world.answers)
+        return [(time.monotonic() + world.answer_delay_ms / 1000, request_id, answer)]
+
+    def override_header(self, run: CliRun, child: str, session: Mapping[str, Any]) -> str | None:
+        return write_override(run.folder / "config", child, session)
+
     # -- one scenario -------------------------------------------------------------------
     def run(self, scenario: Scenario, options: RunOptions) -> Observation:
         from harness.adapters._reported import ProtocolError, check, observation
@@ -141,7 +216,7 @@ class ClaudeCode:
         try:
             llm, server = self._serve(scenario, options, folder)
             try:
-                run = _Run(self, scenario, llm, server, folder, options)
+                run = CliRun(self, scenario, llm, server, folder, options)
                 reported = run.phases()
             except (OSError, LookupError, TypeError, ValueError, AttributeError) as exc:
                 # Output of a shape this adapter does not know (another CLI version?), or a
@@ -201,255 +276,6 @@ def _unwritable(scenario: Scenario) -> str | None:
         if missing:
             return f"{name}'s header override sets {missing}, which Claude Code does not record"
     return None
-
-
-class _Run:
-    """One scenario: its phases in order, the human end, and what the CLI wrote."""
-
-    def __init__(
-        self,
-        adapter: ClaudeCode,
-        scenario: Scenario,
-        llm: ScriptedLLM,
-        server: ServerThread,
-        folder: Path,
-        options: RunOptions,
-    ) -> None:
-        self.adapter, self.scenario, self.llm, self.server = adapter, scenario, llm, server
-        self.folder = folder
-        self.deadline = time.monotonic() + options.backstop
-        self.stream = Stream()
-        self.asked: list[dict[str, Any]] = []
-        self.held: dict[str, str] = {}  # tool_use id -> the question the human holds
-        self.hang: dict[str, Any] | None = None
-        self.failure: str | None = None  # the human end could not do as the scenario says
-        # Every scripted question: Claude's questions carry no id (question_back).
-        self.scripted = [
-            dict(q)
-            for agent in scenario.agents.values()
-            for turn in agent.script
-            for call in turn.calls
-            if call.tool == "ask_user_question"
-            for q in call.args.get("questions", ())
-            if isinstance(q, dict)
-        ]
-
-    async def _before(self, agent: str, step: int) -> None:
-        """The moment before `agent`'s step is served: a child's header override is written
-        into Claude Code's record of it before its first step (so before any call of its is
-        decided), as the reference's store writes it into the child's session header."""
-        session = self.scenario.agents[agent].session
-        if step == 1 and session:
-            why = override_header(self.folder / "config", agent, session)
-            if why is not None and self.failure is None:
-                self.failure = f"the header override of {agent} could not be written: {why}"
-
-    def phases(self) -> dict[str, Any]:
-        outcome, error = "completed", None
-        self.llm.before_turn = self._before
-        for phase in self.scenario.phases:
-            assert phase.agent is not None  # start phases only: the features say so
-            outcome, error = self._phase(phase.agent, phase.prompt)
-            if outcome != "completed":
-                break
-        self.stream.transcripts(self.folder / "config")
-        for call in self.asked:
-            for question in call["questions"]:
-                if isinstance(question.get("question"), str):
-                    question["question"] = self.stream.normalised(question["question"])
-        return {
-            "outcome": outcome, "error": error, "answerer_calls": len(self.asked),
-            "asked": self.asked, "direct": [], "tool_errors": self.stream.tool_errors,
-            "handoffs": self.stream.handoffs, "final": self.stream.final, "plan_mode": {},
-        }  # fmt: skip
-
-    # -- one phase: one CLI process ------------------------------------------------------
-    def _phase(self, root: str, prompt: str) -> tuple[str, str | None]:
-        self.stream.root = root
-        self.stream.roots.append(root)
-        work, home = self.folder / "work", self.folder / "home"
-        work.mkdir(exist_ok=True)
-        home.mkdir(exist_ok=True)
-        argv = [str(self.adapter.cli), "-p", "--input-format", "stream-json",
-                "--output-format", "stream-json", "--verbose"]  # fmt: skip
-        world = self.scenario.world
-        if world.answerer != "none" and world.user_questions:
-            argv += ["--permission-prompt-tool", "stdio"]  # else no human channel at all
-        if not world.user_questions:  # composed without the service: no ask tool either
-            argv += ["--disallowedTools", "AskUserQuestion"]
-        if self.scenario.agents[root].plan_mode:
-            argv += ["--permission-mode", "plan"]
-        port = int(self.server.base_url.rsplit(":", 1)[1].split("/")[0])
-        if self.adapter.offline:
-            from harness.adapters._offline import command
-
-            argv = command(self.folder / "fake.sock", port, argv)
-        process = subprocess.Popen(
-            argv, cwd=work, env=self._environment(home, port), stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8",
-            errors="replace", bufsize=1, start_new_session=True,
-        )  # fmt: skip
-        lines: queue.Queue[str | None] = queue.Queue()
-        threading.Thread(target=_pump, args=(process.stdout, lines), daemon=True).start()
-        stderr: list[str] = []
-        keeper = threading.Thread(target=_keep, args=(process.stderr, stderr), daemon=True)
-        keeper.start()
-        try:
-            self._send(process, {"type": "user", "message": {"role": "user", "content": prompt},
-                                 "parent_tool_use_id": None, "session_id": ""})  # fmt: skip
-
-            def said() -> list[str]:  # all of it: the CLI has ended, let its last line in
-                keeper.join(5)
-                return stderr
-
-            return self._follow(process, lines, said)
-        finally:
-            _stop(process)
-
-    def _environment(self, home: Path, port: int) -> dict[str, str]:
-        """From nothing: no inherited key, token or proxy reaches the CLI."""
-        return {
-            "PATH": "/usr/local/bin:/usr/bin:/bin",
-            "HOME": str(home),
-            "CLAUDE_CONFIG_DIR": str(self.folder / "config"),
-            "TMPDIR": str(self.folder),
-            "TERM": "dumb",
-            "LANG": "C.UTF-8",
-            "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}",
-            "ANTHROPIC_API_KEY": SENTINEL_KEY,
-            "DISABLE_AUTOUPDATER": "1",
-            "DISABLE_TELEMETRY": "1",
-            "DISABLE_ERROR_REPORTING": "1",
-        } | ({"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"} if self.adapter.quiet else {})
-
-    def _follow(
-        self,
-        process: subprocess.Popen[str],
-        lines: queue.Queue[str | None],
-        stderr: Callable[[], list[str]],
-    ) -> tuple[str, str | None]:
-        noise: list[str] = []  # stdout lines that are no stream-json event
-        due: list[tuple[float, str, dict[str, Any]]] = []  # scripted answers waiting to go
-        while True:
-            try:
-                line = lines.get(timeout=POLL)
-            except queue.Empty:
-                line = ""
-            if line is None:  # its output ended
-                code = process.wait()
-                if self.stream.result is not None and code == 0:
-                    return "completed", None
-                tail = " | ".join(stderr()[-3:]) or "nothing on stderr"
-                tail += f"; its stdout also had: {' | '.join(noise[-3:])}" if noise else ""
-                return "error", f"claude exited with status {code} before its result ({tail})"
-            event = _event(line) if line.strip() else None
-            if line.strip() and event is None:
-                noise.append(line.strip()[:200])  # not stream-json: kept, to be shown
-            if event is not None:
-                if event.get("type") == "control_request":
-                    due += self._control(process, event)
-                else:
-                    self.stream.read(event)
-                    if event.get("type") == "result":
-                        if event.get("is_error"):
-                            return "error", f"claude's result is an error: {event.get('result')}"
-                        process.stdin.close()  # type: ignore[union-attr]
-            now = time.monotonic()
-            for entry in [d for d in due if d[0] <= now]:
-                due.remove(entry)
-                self._answer(process, entry[1], entry[2])
-            if self.failure is not None:
-                return "error", self.failure
-            if self.held and not due and (graph := self._stuck()) is not None:
-                self.hang = graph
-                return "hang", "hang: nothing can run; " + "; ".join(graph["graph"])
-            if now > self.deadline:
-                return "error", "the backstop ran out before claude's result, and nothing hung"
-
-    def _send(self, process: subprocess.Popen[str], message: dict[str, Any]) -> None:
-        assert process.stdin is not None
-        with contextlib.suppress(OSError):
-            process.stdin.write(json.dumps(message) + "\n")
-            process.stdin.flush()
-
-    def _answer(self, process: subprocess.Popen[str], request: str, reply: dict[str, Any]) -> None:
-        self._send(process, {"type": "control_response", "response": {
-            "subtype": "success", "request_id": request, "response": reply}})  # fmt: skip
-
-    # -- the human end -------------------------------------------------------------------
-    def _control(
-        self, process: subprocess.Popen[str], event: dict[str, Any]
-    ) -> list[tuple[float, str, dict[str, Any]]]:
-        """A control request: a tool's permission (the human's tools reach the answerer,
-        any other is allowed as asked), or something this adapter does not serve."""
-        request, request_id = event.get("request") or {}, str(event.get("request_id"))
-        if request.get("subtype") != "can_use_tool":
-            self._send(process, {"type": "control_response", "response": {
-                "subtype": "error", "request_id": request_id,
-                "error": f"keyless-harness does not serve {request.get('subtype')}"}})  # fmt: skip
-            return []
-        tool, given = str(request.get("tool_name")), dict(request.get("input") or {})
-        if tool not in HUMAN_TOOLS:
-            self._answer(process, request_id, {"behavior": "allow", "updatedInput": given})
-            return []
-        call = str(request.get("tool_use_id"))
-        caller = self.stream.calls[call].agent if call in self.stream.calls else None
-        if tool == "ExitPlanMode":
-            questions = [
-                {"id": "plan-review", **({"detail": given["plan"]} if "plan" in given else {})}
-            ]
-        else:
-            questions = [question_back(q, self.scripted) for q in given.get("questions", ())]
-        self.asked.append({"caller": caller, "questions": questions})
-        world = self.scenario.world
-        if world.answerer != "scripted":  # a tripwire or unreachable: it never answers
-            self.held[call] = questions[0]["id"] if questions else tool
-            return []
-        missing = [q["id"] for q in questions if tool != "ExitPlanMode"
-                   and q["id"] not in world.answers]  # fmt: skip
-        if missing:
-            self.failure = (f"the scripted answerer has no answer for {', '.join(missing)} "
-                            f"(world.answers): add one, or find why {caller} asked it")  # fmt: skip
-            return []
-        answer = reply(tool, given, questions, world.answers)
-        return [(time.monotonic() + world.answer_delay_ms / 1000, request_id, answer)]
-
-    def _stuck(self) -> dict[str, Any] | None:
-        """The wait-for graph, if nothing can move (harness.adapters._claude_human)."""
-        if self.server.in_flight:
-            return None
-        held_by = {self.stream.calls[c].agent: q for c, q in self.held.items()
-                   if c in self.stream.calls}  # fmt: skip
-        return wait_for(self.scenario, self.llm.progress(), held_by)
-
-
-def _event(line: str) -> dict[str, Any] | None:
-    """One stream-json event, or None for a line that is none."""
-    try:
-        event = json.loads(line)
-    except ValueError:
-        return None
-    return event if isinstance(event, dict) else None
-
-
-def _pump(stream: Any, lines: queue.Queue[str | None]) -> None:
-    for line in stream:
-        lines.put(line)
-    lines.put(None)
-
-
-def _keep(stream: Any, kept: list[str]) -> None:
-    for line in stream:
-        kept.append(line.rstrip("\n"))
-        del kept[:-20]
-
-
-def _stop(process: subprocess.Popen[str]) -> None:
-    """End the phase's process group (the bridge and the CLI alike), if it still runs."""
-    if process.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, 9)
-    process.wait()
 
 
 def adapter_dir(scenarios: Path | None = None) -> Path:

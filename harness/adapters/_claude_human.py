@@ -1,8 +1,7 @@
 """Claude Code's human end, as the scenario's `world.answerer` plays it: the scripted
-reply to a permission request for AskUserQuestion or ExitPlanMode, and the wait-for graph
-that says a run can no longer move while a human who never answers holds a question. And
-the test-only hook around it: a scenario's override of a child's durable header, written
-into the record Claude Code keeps of that child before the child's first step."""
+reply to a permission request for AskUserQuestion or ExitPlanMode. And the test-only hook
+around it: a scenario's override of a child's durable header, written into the record
+Claude Code keeps of that child before the child's first step."""
 
 from __future__ import annotations
 
@@ -12,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from harness.scenario import Scenario
     from harness.scenario._model import Reply
 
 
@@ -41,41 +39,6 @@ def reply(
         for item in answer.items:
             chosen[str(shown["question"])] = item.custom or ", ".join(item.selected)
     return {"behavior": "allow", "updatedInput": {**given, "answers": chosen}}
-
-
-def wait_for(
-    scenario: Scenario, progress: Mapping[str, int], held_by: Mapping[str, str]
-) -> dict[str, Any] | None:
-    """The wait-for graph when nothing can move, else None. `progress` is each agent's
-    steps served; `held_by` names the agents whose question the human holds (and its id).
-    Called only when no request is in flight: then every agent still going (some steps
-    served, some left) must wait on the human, or on a child that waits. One that waits
-    on nothing is running; a child yet to start or just finished will ask again."""
-    scripts = {n: a.script for n, a in scenario.agents.items()}
-    going = [a for a, served in progress.items() if 0 < served < len(scripts[a])]
-    waits: dict[str, tuple[str, str]] = {}  # agent -> (how it waits, on whom)
-    for agent in going:
-        if agent in held_by:
-            answerer = f"{scenario.world.answerer} answerer"
-            waits[agent] = (f'awaits answer to "{held_by[agent]}"', answerer)
-            continue
-        last = scripts[agent][progress[agent] - 1]
-        children = [str(c.args.get("name")) for c in last.calls if c.tool == "subagent"]
-        if not children or any(c not in going for c in children):
-            return None
-        waits[agent] = ("awaits subagent call", children[0])
-    if not waits or any(a not in waits for a in going):
-        return None
-    graph = []
-    for root in (a for a in going if scenario.agents[a].spawned_by is None):
-        chain, agent = [f"{root} (root)"], root
-        while agent in waits:
-            how, on = waits[agent]
-            owned = f" (owned by {agent})" if on in waits else ""
-            chain.append(f"--{how}--> {on}{owned}")
-            agent = on
-        graph.append(" ".join(chain))
-    return {"cycles": [], "graph": graph}
 
 
 # A scenario's durable-header field -> the one Claude Code keeps for a subagent (in

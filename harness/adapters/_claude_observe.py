@@ -41,6 +41,9 @@ class Stream:
     root at a time."""
 
     root: str = ""
+    # Whether a child's events are all in the stream (Qwen Code) or are read from the
+    # transcripts the CLI keeps (Claude Code leaves some out of the stream).
+    children_in_stream: bool = False
     roots: list[str] = field(default_factory=list)  # each phase's, in order
     calls: dict[str, Call] = field(default_factory=dict)  # tool_use id -> the call
     children: dict[str, str] = field(default_factory=dict)  # Agent call id -> child
@@ -55,6 +58,13 @@ class Stream:
     def read(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
         parent_call = event.get("parent_tool_use_id")
+        if parent_call is not None and self.children_in_stream:
+            agent = self.children.get(parent_call, str(parent_call))
+            if kind == "assistant":
+                self._assistant(agent, event["message"].get("content") or [])
+            elif kind == "user":
+                self._results(event["message"].get("content"))
+            return
         if parent_call is not None:
             # A subagent's: its transcript has all of them. Its calls are noted now all the
             # same, so that a question it puts to the human is known as its own.

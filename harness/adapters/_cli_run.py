@@ -1,0 +1,291 @@
+"""One scenario on a foreign CLI that writes stream-json events (Claude Code, Qwen Code):
+its phases in order, one CLI process each, in a fresh folder, offline where Linux allows
+(harness.adapters._offline); what the CLI writes read as it comes (_claude_observe.Stream);
+and a hang decided by quiescence: the human end holds a question it will never answer, no
+request is in flight at the fake, and every agent still going waits on the human or on a
+child that does (`wait_for`). Never by a timeout: the
+backstop ends anything else as an error that says nothing hung.
+
+What differs per CLI is its `Cli`: the command, the environment (built from nothing), the
+first message on stdin if it takes one, and its control channel if it has one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from harness.adapters._claude_observe import Stream
+from harness.contract import RunOptions
+
+if TYPE_CHECKING:
+    from harness.fake import ScriptedLLM
+    from harness.fake.serve import ServerThread
+    from harness.scenario import Scenario
+
+POLL = 0.02  # seconds between looks at a phase that has said nothing new
+# A scheduled answer on the control channel: (when, request id, reply).
+Due = tuple[float, str, dict[str, Any]]
+
+
+class Cli(Protocol):
+    """What CliRun asks of the CLI under test."""
+
+    @property
+    def program(self) -> str: ...  # how errors name it ("claude")
+    @property
+    def offline(self) -> bool: ...
+    @property
+    def children_in_stream(self) -> bool: ...  # else from the transcripts it keeps
+
+    def argv(self, run: CliRun, root: str, prompt: str) -> list[str]: ...
+    def environment(self, run: CliRun, home: Path, port: int) -> dict[str, str]: ...
+    def opening(self, prompt: str) -> dict[str, Any] | None: ...  # the first stdin line
+    def control(
+        self, run: CliRun, process: subprocess.Popen[str], event: dict[str, Any]
+    ) -> list[Due]: ...
+    def override_header(self, run: CliRun, child: str, session: Mapping[str, Any]) -> str | None:
+        """Write a child's header override where the CLI records it; why not, if it cannot."""
+        ...
+
+
+class CliRun:
+    """One scenario on a CLI that writes stream-json: its phases in order, one process
+    each, what the CLI wrote, and whether the run can still move. What differs per CLI
+    (its command, its environment, its control channel) is the `Cli`'s."""
+
+    def __init__(
+        self,
+        cli: Cli,
+        scenario: Scenario,
+        llm: ScriptedLLM,
+        server: ServerThread,
+        folder: Path,
+        options: RunOptions,
+    ) -> None:
+        self.cli, self.scenario, self.llm, self.server = cli, scenario, llm, server
+        self.folder = folder
+        self.deadline = time.monotonic() + options.backstop
+        self.stream = Stream(children_in_stream=cli.children_in_stream)
+        self.asked: list[dict[str, Any]] = []
+        self.held: dict[str, str] = {}  # tool_use id -> the question the human holds
+        self.hang: dict[str, Any] | None = None
+        self.failure: str | None = None  # the human end could not do as the scenario says
+        # Every scripted question: Claude's questions carry no id (question_back).
+        self.scripted = [
+            dict(q)
+            for agent in scenario.agents.values()
+            for turn in agent.script
+            for call in turn.calls
+            if call.tool == "ask_user_question"
+            for q in call.args.get("questions", ())
+            if isinstance(q, dict)
+        ]
+
+    async def _before(self, agent: str, step: int) -> None:
+        """The moment before `agent`'s step is served: a child's header override is written
+        into the CLI's record of it before its first step (so before any call of its is
+        decided), as the reference's store writes it into the child's session header."""
+        session = self.scenario.agents[agent].session
+        if step == 1 and session:
+            why = self.cli.override_header(self, agent, session)
+            if why is not None and self.failure is None:
+                self.failure = f"the header override of {agent} could not be written: {why}"
+
+    def phases(self) -> dict[str, Any]:
+        outcome, error = "completed", None
+        self.llm.before_turn = self._before
+        for phase in self.scenario.phases:
+            assert phase.agent is not None  # start phases only: the features say so
+            outcome, error = self._phase(phase.agent, phase.prompt)
+            if outcome != "completed":
+                break
+        self.stream.transcripts(self.folder / "config")
+        for call in self.asked:
+            for question in call["questions"]:
+                if isinstance(question.get("question"), str):
+                    question["question"] = self.stream.normalised(question["question"])
+        return {
+            "outcome": outcome, "error": error, "answerer_calls": len(self.asked),
+            "asked": self.asked, "direct": [], "tool_errors": self.stream.tool_errors,
+            "handoffs": self.stream.handoffs, "final": self.stream.final, "plan_mode": {},
+        }  # fmt: skip
+
+    # -- one phase: one CLI process ------------------------------------------------------
+    def _phase(self, root: str, prompt: str) -> tuple[str, str | None]:
+        self.stream.root = root
+        self.stream.roots.append(root)
+        work, home = self.folder / "work", self.folder / "home"
+        work.mkdir(exist_ok=True)
+        home.mkdir(exist_ok=True)
+        port = int(self.server.base_url.rsplit(":", 1)[1].split("/")[0])
+        argv = self.cli.argv(self, root, prompt)
+        if self.cli.offline:
+            from harness.adapters._offline import command
+
+            argv = command(self.folder / "fake.sock", port, argv)
+        process = subprocess.Popen(
+            argv, cwd=work, env=self.cli.environment(self, home, port), stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8",
+            errors="replace", bufsize=1, start_new_session=True,
+        )  # fmt: skip
+        lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=_pump, args=(process.stdout, lines), daemon=True).start()
+        stderr: list[str] = []
+        keeper = threading.Thread(target=_keep, args=(process.stderr, stderr), daemon=True)
+        keeper.start()
+        try:
+            opening = self.cli.opening(prompt)
+            if opening is not None:
+                self.send(process, opening)
+
+            def said() -> list[str]:  # all of it: the CLI has ended, let its last line in
+                keeper.join(5)
+                return stderr
+
+            return self._follow(process, lines, said)
+        finally:
+            _stop(process)
+
+    def _follow(
+        self,
+        process: subprocess.Popen[str],
+        lines: queue.Queue[str | None],
+        stderr: Callable[[], list[str]],
+    ) -> tuple[str, str | None]:
+        noise: list[str] = []  # stdout lines that are no stream-json event
+        due: list[Due] = []  # scripted answers waiting to go
+        while True:
+            try:
+                line = lines.get(timeout=POLL)
+            except queue.Empty:
+                line = ""
+            if line is None:  # its output ended
+                code = process.wait()
+                if self.stream.result is not None and code == 0:
+                    return "completed", None
+                tail = " | ".join(stderr()[-3:]) or "nothing on stderr"
+                tail += f"; its stdout also had: {' | '.join(noise[-3:])}" if noise else ""
+                return (
+                    "error",
+                    f"{self.cli.program} exited with status {code} before its result ({tail})",
+                )
+            event = _event(line) if line.strip() else None
+            if line.strip() and event is None:
+                noise.append(line.strip()[:200])  # not stream-json: kept, to be shown
+            if event is not None:
+                if event.get("type") == "control_request":
+                    due += self.cli.control(self, process, event)
+                else:
+                    self.stream.read(event)
+                    if event.get("type") == "result":
+                        if event.get("is_error"):
+                            why = event.get("result") or event.get("error")
+                            return "error", f"{self.cli.program}'s result is an error: {why}"
+                        if process.stdin is not None:
+                            process.stdin.close()
+            now = time.monotonic()
+            for entry in [d for d in due if d[0] <= now]:
+                due.remove(entry)
+                self.answer(process, entry[1], entry[2])
+            if self.failure is not None:
+                return "error", self.failure
+            if self.held and not due and (graph := self._stuck()) is not None:
+                self.hang = graph
+                return "hang", "hang: nothing can run; " + "; ".join(graph["graph"])
+            if now > self.deadline:
+                return (
+                    "error",
+                    f"the backstop ran out before {self.cli.program}'s result, and nothing hung",
+                )
+
+    def send(self, process: subprocess.Popen[str], message: dict[str, Any]) -> None:
+        assert process.stdin is not None
+        with contextlib.suppress(OSError):
+            process.stdin.write(json.dumps(message) + "\n")
+            process.stdin.flush()
+
+    def answer(self, process: subprocess.Popen[str], request: str, reply: dict[str, Any]) -> None:
+        self.send(process, {"type": "control_response", "response": {
+            "subtype": "success", "request_id": request, "response": reply}})  # fmt: skip
+
+    # -- the human end -------------------------------------------------------------------
+    def _stuck(self) -> dict[str, Any] | None:
+        """The wait-for graph, if nothing can move (`wait_for`)."""
+        if self.server.in_flight:
+            return None
+        held_by = {self.stream.calls[c].agent: q for c, q in self.held.items()
+                   if c in self.stream.calls}  # fmt: skip
+        return wait_for(self.scenario, self.llm.progress(), held_by)
+
+
+def _event(line: str) -> dict[str, Any] | None:
+    """One stream-json event, or None for a line that is none."""
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return None
+    return event if isinstance(event, dict) else None
+
+
+def _pump(stream: Any, lines: queue.Queue[str | None]) -> None:
+    for line in stream:
+        lines.put(line)
+    lines.put(None)
+
+
+def _keep(stream: Any, kept: list[str]) -> None:
+    for line in stream:
+        kept.append(line.rstrip("\n"))
+        del kept[:-20]
+
+
+def _stop(process: subprocess.Popen[str]) -> None:
+    """End the phase's process group (the bridge and the CLI alike), if it still runs."""
+    if process.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, 9)
+    process.wait()
+
+
+def wait_for(
+    scenario: Scenario, progress: Mapping[str, int], held_by: Mapping[str, str]
+) -> dict[str, Any] | None:
+    """The wait-for graph when nothing can move, else None. `progress` is each agent's
+    steps served; `held_by` names the agents whose question the human holds (and its id).
+    Called only when no request is in flight: then every agent still going (some steps
+    served, some left) must wait on the human, or on a child that waits. One that waits
+    on nothing is running; a child yet to start or just finished will ask again."""
+    scripts = {n: a.script for n, a in scenario.agents.items()}
+    going = [a for a, served in progress.items() if 0 < served < len(scripts[a])]
+    waits: dict[str, tuple[str, str]] = {}  # agent -> (how it waits, on whom)
+    for agent in going:
+        if agent in held_by:
+            answerer = f"{scenario.world.answerer} answerer"
+            waits[agent] = (f'awaits answer to "{held_by[agent]}"', answerer)
+            continue
+        last = scripts[agent][progress[agent] - 1]
+        children = [str(c.args.get("name")) for c in last.calls if c.tool == "subagent"]
+        if not children or any(c not in going for c in children):
+            return None
+        waits[agent] = ("awaits subagent call", children[0])
+    if not waits or any(a not in waits for a in going):
+        return None
+    graph = []
+    for root in (a for a in going if scenario.agents[a].spawned_by is None):
+        chain, agent = [f"{root} (root)"], root
+        while agent in waits:
+            how, on = waits[agent]
+            owned = f" (owned by {agent})" if on in waits else ""
+            chain.append(f"--{how}--> {on}{owned}")
+            agent = on
+        graph.append(" ".join(chain))
+    return {"cycles": [], "graph": graph}
