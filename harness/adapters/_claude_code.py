@@ -21,13 +21,7 @@ progress, never by a timeout, and reported with its wait-for graph.
 
 from __future__ import annotations
 
-import fcntl
-import json
-import os
-import shutil
 import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -36,14 +30,12 @@ from typing import TYPE_CHECKING, Any
 from harness.adapters._claude_human import HEADER_FIELDS, reply
 from harness.adapters._claude_human import override_header as write_override
 from harness.adapters._claude_observe import HUMAN_TOOLS, question_back
+from harness.adapters._cli_adapter import CliAdapter, offline_choice
 from harness.adapters._cli_run import CliRun, Due
 from harness.adapters._npm import adapter_dir as npm_adapter_dir
-from harness.adapters._npm import install, npm_settings
-from harness.contract import SENTINEL_KEY, AdapterError, Observation, RunOptions
+from harness.contract import SENTINEL_KEY
 
 if TYPE_CHECKING:
-    from harness.fake import ScriptedLLM
-    from harness.fake.serve import ServerThread
     from harness.scenario import Scenario
 
 NAME = "claude-code"
@@ -60,8 +52,6 @@ FEATURES = frozenset(
     }
 )
 HUMAN_SCENARIO_TOOLS = ("ask_user_question", "exit_plan_mode")
-KEEP = "HARNESS_KEEP"  # 1: keep each scenario's folder, and say where, on stderr
-POLL = 0.02  # seconds between looks at a phase that has said nothing new
 # What no scenario of this runtime can express, each with why (the dialect adds its own).
 NOT_HERE = {
     "resume": "Claude Code resumes a session only as the root it was (`--resume`); a "
@@ -73,58 +63,13 @@ SKIPS = {
 }
 
 
-class ClaudeCode:
-    """The adapter (harness.contract.Adapter)."""
+class ClaudeCode(CliAdapter):
+    """Claude Code, in SDK mode, with the host playing the human."""
 
     name = NAME
+    label = "Claude Code"
     features = FEATURES
-    reference = False
 
-    def __init__(self, root: Path, offline: bool | None = None, quiet: bool = True) -> None:
-        from harness.adapters._offline import unavailable
-        from harness.fake.dialect import Dialect
-
-        self.root = root
-        # Off: the CLI may send its nonessential requests (a title), as it does by default;
-        # the dialect knows them as side requests (tests/test_claude_code.py).
-        self.quiet = quiet
-        self.expectations: Path | None = root / "expectations.yaml"
-        self.dialect = Dialect.load(NAME)
-        why_not = unavailable()
-        if offline and why_not:
-            raise AdapterError(f"adapter {NAME}: cannot run offline: {why_not}")
-        self.offline = why_not is None if offline is None else offline
-        self.cli = self._install()
-        version = json.loads((root / "package.json").read_text())["dependencies"]
-        shown = ", ".join(f"{k} {v}" for k, v in sorted(version.items()))
-        where = (
-            "offline (a network namespace with only loopback)"
-            if self.offline
-            else (f"on this host's network ({why_not})" if why_not else "on this host's network")
-        )
-        self.runtime = f"Claude Code ({shown}), {where}"
-
-    def _install(self) -> Path:
-        npm = shutil.which("npm")
-        if npm is None:
-            raise AdapterError(f"adapter {NAME} needs npm on PATH, to install the CLI")
-        with open(self.root / ".install.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # xdist workers share one install
-            install(NAME, self.root, "npm ci (a few seconds)",
-                    [npm, "ci", "--no-audit", "--no-fund"], self.root / "package-lock.json",
-                    env={**os.environ, **npm_settings(self.root)})  # fmt: skip
-        cli = self.root / "node_modules" / ".bin" / "claude"
-        if not cli.exists():
-            raise AdapterError(
-                f"adapter {NAME}: the install has no {cli}: the package ships no binary for "
-                "this platform"
-            )
-        return cli
-
-    def close(self) -> None:
-        pass
-
-    # -- what CliRun asks of it ---------------------------------------------------------
     program = "claude"
     children_in_stream = False  # a child's final text and a grandchild's calls are not
 
@@ -200,54 +145,13 @@ class ClaudeCode:
     def override_header(self, run: CliRun, child: str, session: Mapping[str, Any]) -> str | None:
         return write_override(run.folder / "config", child, session)
 
-    # -- one scenario -------------------------------------------------------------------
-    def run(self, scenario: Scenario, options: RunOptions) -> Observation:
-        from harness.adapters._reported import ProtocolError, check, observation
-
-        why = (
+    def skip(self, scenario: Scenario) -> str | None:
+        return (
             _unspellable(scenario, self.dialect.cannot)
             or SKIPS.get(scenario.id)
             or next((NOT_HERE[p.kind] for p in scenario.phases if p.kind in NOT_HERE), None)
             or _unwritable(scenario)
         )
-        if why is not None:
-            return Observation.empty(scenario.id, "skipped", why)
-        folder = Path(tempfile.mkdtemp(prefix=f"claude-code-{scenario.id}-"))
-        try:
-            llm, server = self._serve(scenario, options, folder)
-            try:
-                run = CliRun(self, scenario, llm, server, folder, options)
-                reported = run.phases()
-            except (OSError, LookupError, TypeError, ValueError, AttributeError) as exc:
-                # Output of a shape this adapter does not know (another CLI version?), or a
-                # CLI that cannot be started: this scenario is an error that says so.
-                why = f"adapter {NAME}: {scenario.id}: {type(exc).__name__}: {exc}"
-                return Observation.broken(scenario.id, why)
-            finally:
-                server.stop()
-        finally:
-            if os.environ.get(KEEP) == "1":  # the CLI's config dir, transcripts and work dir
-                print(f"harness: claude-code: {scenario.id} kept in {folder}", file=sys.stderr)
-            else:
-                shutil.rmtree(folder, ignore_errors=True)
-        try:
-            check({"type": "result", "id": scenario.id, "observation": reported}, "result")
-        except ProtocolError as exc:
-            return Observation.broken(scenario.id, f"adapter {NAME}: {exc}")
-        seen = observation(scenario, reported, llm)
-        seen.hang = run.hang
-        return seen
-
-    def _serve(
-        self, scenario: Scenario, options: RunOptions, folder: Path
-    ) -> tuple[ScriptedLLM, ServerThread]:
-        from harness.fake import ScriptedLLM
-        from harness.fake.serve import ServerThread
-
-        chunk = options.wire.chunk if options.wire.chunk is not None else scenario.stream_chunk
-        llm = ScriptedLLM({n: a.script for n, a in scenario.agents.items()}, chunk=chunk,
-                          roots=scenario.roots(), dialect=self.dialect)  # fmt: skip
-        return llm, ServerThread(llm, unix=folder / "fake.sock" if self.offline else None)
 
 
 def _unspellable(scenario: Scenario, cannot: Mapping[str, str]) -> str | None:
@@ -284,8 +188,4 @@ def adapter_dir(scenarios: Path | None = None) -> Path:
 
 
 def claude_code(scenarios: Path | None = None) -> ClaudeCode:
-    setting = os.environ.get("HARNESS_OFFLINE", "")
-    offline = {"1": True, "0": False, "": None}.get(setting)
-    if setting not in ("1", "0", ""):
-        raise AdapterError(f"HARNESS_OFFLINE={setting}: write 1 (required), 0 (off) or unset")
-    return ClaudeCode(adapter_dir(scenarios), offline)
+    return ClaudeCode(adapter_dir(scenarios), offline_choice())

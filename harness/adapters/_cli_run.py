@@ -146,6 +146,8 @@ class CliRun:
             opening = self.cli.opening(prompt)
             if opening is not None:
                 self.send(process, opening)
+            elif process.stdin is not None:  # its prompt is in its argv: it reads no stdin
+                process.stdin.close()
 
             def said() -> list[str]:  # all of it: the CLI has ended, let its last line in
                 keeper.join(5)

@@ -1,0 +1,160 @@
+"""A foreign CLI as a runtime under test: installed from npm into adapters/NAME (from its
+lockfile), run one scenario at a time by harness.adapters._cli_run, skipped where it cannot
+express a scenario, and its report checked against the protocol's observation schema and
+read back in the scenario's names (harness.adapters._reported). Each CLI is a subclass
+that says how it is started and spoken to.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness.adapters._cli_run import CliRun, Due
+from harness.adapters._npm import install, npm_settings
+from harness.contract import AdapterError, Observation, RunOptions
+
+if TYPE_CHECKING:
+    from harness.fake import ScriptedLLM
+    from harness.fake.serve import ServerThread
+    from harness.scenario import Scenario
+
+KEEP = "HARNESS_KEEP"  # 1: keep each scenario's folder, and say where, on stderr
+OFFLINE = "HARNESS_OFFLINE"  # 1: required, 0: off, unset: where Linux allows
+
+
+class CliAdapter:
+    """The adapter (harness.contract.Adapter) of one CLI; subclasses fill in the CLI."""
+
+    name = ""  # the adapter's name: adapters/NAME, the dialect, --adapter NAME
+    label = ""  # the runtime's name in reports
+    program = ""  # its executable in node_modules/.bin, and how errors name it
+    features: frozenset[str] = frozenset()
+    children_in_stream = True
+    reference = False
+
+    def __init__(self, root: Path, offline: bool | None = None, quiet: bool = True) -> None:
+        from harness.adapters._offline import unavailable
+        from harness.fake.dialect import Dialect
+
+        self.root = root
+        # Off: the CLI may send its nonessential requests (a title), as it does by default;
+        # its dialect knows them as side requests.
+        self.quiet = quiet
+        self.expectations: Path | None = root / "expectations.yaml"
+        self.dialect = Dialect.load(self.name)
+        why_not = unavailable()
+        if offline and why_not:
+            raise AdapterError(f"adapter {self.name}: cannot run offline: {why_not}")
+        self.offline = why_not is None if offline is None else offline
+        self.cli = self._install()
+        version = json.loads((root / "package.json").read_text())["dependencies"]
+        shown = ", ".join(f"{k} {v}" for k, v in sorted(version.items()))
+        where = (
+            "offline (a network namespace with only loopback)"
+            if self.offline
+            else (f"on this host's network ({why_not})" if why_not else "on this host's network")
+        )
+        self.runtime = f"{self.label} ({shown}), {where}"
+
+    def _install(self) -> Path:
+        npm = shutil.which("npm")
+        if npm is None:
+            raise AdapterError(f"adapter {self.name} needs npm on PATH, to install the CLI")
+        with open(self.root / ".install.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # xdist workers share one install
+            install(self.name, self.root, "npm ci (a few seconds)",
+                    [npm, "ci", "--no-audit", "--no-fund"], self.root / "package-lock.json",
+                    env={**os.environ, **npm_settings(self.root)})  # fmt: skip
+        cli = self.root / "node_modules" / ".bin" / self.program
+        if not cli.exists():
+            raise AdapterError(
+                f"adapter {self.name}: the install has no {cli}: the package ships no binary for "
+                "this platform"
+            )
+        return cli
+
+    def close(self) -> None:
+        pass
+
+    # -- what a CLI says of itself ---------------------------------------------------------
+    def skip(self, scenario: Scenario) -> str | None:
+        """Why this CLI cannot express the scenario (None: it runs)."""
+        return self.dialect.cannot.get(scenario.id)
+
+    def argv(self, run: CliRun, root: str, prompt: str) -> list[str]:
+        raise NotImplementedError
+
+    def environment(self, run: CliRun, home: Path, port: int) -> dict[str, str]:
+        raise NotImplementedError
+
+    def opening(self, prompt: str) -> dict[str, Any] | None:
+        return None  # the prompt is in its argv; stdin is closed
+
+    def control(
+        self, run: CliRun, process: subprocess.Popen[str], event: dict[str, Any]
+    ) -> list[Due]:
+        return []  # it has no control channel: nothing asks the host
+
+    def override_header(self, run: CliRun, child: str, session: Mapping[str, Any]) -> str | None:
+        return "it keeps no record of a child's lineage to override"
+
+    # -- one scenario -------------------------------------------------------------------
+    def run(self, scenario: Scenario, options: RunOptions) -> Observation:
+        from harness.adapters._reported import ProtocolError, check, observation
+
+        why = self.skip(scenario)
+        if why is not None:
+            return Observation.empty(scenario.id, "skipped", why)
+        folder = Path(tempfile.mkdtemp(prefix=f"{self.name}-{scenario.id}-"))
+        try:
+            llm, server = self._serve(scenario, options, folder)
+            try:
+                run = CliRun(self, scenario, llm, server, folder, options)
+                reported = run.phases()
+            except (OSError, LookupError, TypeError, ValueError, AttributeError) as exc:
+                # Output of a shape this adapter does not know (another CLI version?), or a
+                # CLI that cannot be started: this scenario is an error that says so.
+                why = f"adapter {self.name}: {scenario.id}: {type(exc).__name__}: {exc}"
+                return Observation.broken(scenario.id, why)
+            finally:
+                server.stop()
+        finally:
+            if os.environ.get(KEEP) == "1":  # the CLI's config dir, transcripts and work dir
+                print(f"harness: {self.name}: {scenario.id} kept in {folder}", file=sys.stderr)
+            else:
+                shutil.rmtree(folder, ignore_errors=True)
+        try:
+            check({"type": "result", "id": scenario.id, "observation": reported}, "result")
+        except ProtocolError as exc:
+            return Observation.broken(scenario.id, f"adapter {self.name}: {exc}")
+        seen = observation(scenario, reported, llm)
+        seen.hang = run.hang
+        return seen
+
+    def _serve(
+        self, scenario: Scenario, options: RunOptions, folder: Path
+    ) -> tuple[ScriptedLLM, ServerThread]:
+        from harness.fake import ScriptedLLM
+        from harness.fake.serve import ServerThread
+
+        chunk = options.wire.chunk if options.wire.chunk is not None else scenario.stream_chunk
+        llm = ScriptedLLM({n: a.script for n, a in scenario.agents.items()}, chunk=chunk,
+                          roots=scenario.roots(), dialect=self.dialect)  # fmt: skip
+        return llm, ServerThread(llm, unix=folder / "fake.sock" if self.offline else None)
+
+
+def offline_choice() -> bool | None:
+    """HARNESS_OFFLINE: 1 requires offline, 0 turns it off, unset: where Linux allows."""
+    setting = os.environ.get(OFFLINE, "")
+    if setting not in ("1", "0", ""):
+        raise AdapterError(f"{OFFLINE}={setting}: write 1 (required), 0 (off) or unset")
+    return {"1": True, "0": False, "": None}[setting]
