@@ -283,7 +283,7 @@ def test_errors_and_handoffs_follow_the_delegation_tree_not_the_clock(tmp_path: 
         result("toolu_2", "b done")]}})  # fmt: skip
     stream.read({"type": "user", "parent_tool_use_id": None, "message": {"content": [
         result("toolu_1", "a done")]}})  # fmt: skip
-    stream.transcripts(tmp_path)
+    stream.finish(tmp_path)
     assert [(e["agent"], e["text"]) for e in stream.tool_errors] == [("g", "no g"), ("b", "no b")]
     assert [(h["parent"], h["child"]) for h in stream.handoffs] == [
         ("a", "g"),

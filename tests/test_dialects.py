@@ -262,3 +262,26 @@ def test_a_list_the_arguments_lack_is_left_out() -> None:
         "multiSelect": False}]}  # fmt: skip
     # A field that is there but no list of objects still cannot be spelled.
     assert spelling.spell({"questions": [{"question": "q", "options": "Yes"}]}) is None
+
+
+def test_qwen_codes_memory_extraction_is_a_side_request() -> None:
+    # It carries the root's history, and so its prompt: routed by content, it would have
+    # taken the root's next turn.
+    dialect = Dialect.load("qwen-code")
+    scenario = SCENARIOS["live-root-answered"]
+    llm = ScriptedLLM({n: a.script for n, a in scenario.agents.items()}, dialect=dialect,
+                      roots=scenario.roots())  # fmt: skip
+    system = "You are now acting as the managed memory extraction subagent for this session."
+    tool = {"type": "function", "function": {"name": "read_file", "parameters": {}}}
+    history = [
+        {"role": "system", "content": system},
+        {"role": "user", "content": "Decide the CUDA fallback with the user."},
+        {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": "Scan the recent conversation history."},
+    ]
+    body = {"model": "m", "tools": [tool], "messages": history}
+    with httpx.Client(transport=httpx.MockTransport(llm.router().handler)) as client:
+        said = client.post(f"{BASE_URL}/chat/completions", json=body).json()
+    assert said["choices"][0]["message"]["content"] == "Nothing to remember."
+    assert llm.progress() == {"lead": 0} and llm.errors == []
+    assert llm.side[0].startswith("managed memory extraction")

@@ -41,6 +41,7 @@ class Stream:
     root at a time."""
 
     root: str = ""
+    delegation: str = DELEGATION  # the runtime's name for the scenario's `subagent`
     # Whether a child's events are all in the stream (Qwen Code) or are read from the
     # transcripts the CLI keeps (Claude Code leaves some out of the stream).
     children_in_stream: bool = False
@@ -95,7 +96,7 @@ class Stream:
                 continue
             call = Call(agent, str(block["name"]), dict(block.get("input") or {}))
             self.calls[str(block["id"])] = call
-            if call.tool == DELEGATION:
+            if call.tool == self.delegation:
                 self.children[str(block["id"])] = str(call.input.get("description", block["id"]))
 
     def _results(self, content: Any) -> None:
@@ -110,7 +111,7 @@ class Stream:
             if block.get("is_error") is True:
                 self.errors[call_id] = {"agent": call.agent, "tool": call.tool, "code": "",
                                         "name": "Error", "text": text}  # fmt: skip
-            elif call.tool == DELEGATION:
+            elif call.tool == self.delegation:
                 self.handed[call_id] = {"parent": call.agent, "child": self.children[call_id],
                                         "child_final": None, "tool_result": text}  # fmt: skip
 
@@ -121,7 +122,7 @@ class Stream:
             text = text.replace(task, child)
         return _VARYING.sub(lambda m: f"{m[1]}: 0", text)
 
-    def transcripts(self, config: Path) -> None:
+    def finish(self, config: Path) -> None:
         """Every subagent's calls, results and final text, from the transcript the CLI kept
         of it; then the errors and handoffs in the order of the walk, every text normalised."""
         for path in sorted(config.glob("projects/*/*/subagents/agent-*.jsonl")):
@@ -143,6 +144,10 @@ class Stream:
         for root in self.roots:
             self._walk(root, walked)
         for handoff in self.handoffs:
+            if self.children_in_stream and handoff["child"] not in self.final:
+                # Qwen Code streams and records no child's text, and hands back its final
+                # text as the delegation's result, as its agent tool promises.
+                self.final[handoff["child"]] = handoff["tool_result"]
             handoff["child_final"] = self.final.get(handoff["child"])
             handoff["tool_result"] = self.normalised(handoff["tool_result"])
         for error in self.tool_errors:

@@ -40,6 +40,8 @@ class CliAdapter:
     features: frozenset[str] = frozenset()
     children_in_stream = True
     reference = False
+    # How npm installs it from its lockfile: `npm ci`, unless that cannot be used.
+    npm: tuple[str, ...] = ("ci", "--no-audit", "--no-fund")
 
     def __init__(self, root: Path, offline: bool | None = None, quiet: bool = True) -> None:
         from harness.adapters._offline import unavailable
@@ -71,8 +73,8 @@ class CliAdapter:
             raise AdapterError(f"adapter {self.name} needs npm on PATH, to install the CLI")
         with open(self.root / ".install.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # xdist workers share one install
-            install(self.name, self.root, "npm ci (a few seconds)",
-                    [npm, "ci", "--no-audit", "--no-fund"], self.root / "package-lock.json",
+            install(self.name, self.root, f"npm {self.npm[0]} (a few seconds)",
+                    [npm, *self.npm], self.root / "package-lock.json",
                     env={**os.environ, **npm_settings(self.root)})  # fmt: skip
         cli = self.root / "node_modules" / ".bin" / self.program
         if not cli.exists():

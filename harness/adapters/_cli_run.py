@@ -74,7 +74,9 @@ class CliRun:
         self.cli, self.scenario, self.llm, self.server = cli, scenario, llm, server
         self.folder = folder
         self.deadline = time.monotonic() + options.backstop
-        self.stream = Stream(children_in_stream=cli.children_in_stream)
+        self.stream = Stream(
+            delegation=llm.dialect.delegation.tool, children_in_stream=cli.children_in_stream
+        )
         self.asked: list[dict[str, Any]] = []
         self.held: dict[str, str] = {}  # tool_use id -> the question the human holds
         self.hang: dict[str, Any] | None = None
@@ -108,7 +110,7 @@ class CliRun:
             outcome, error = self._phase(phase.agent, phase.prompt)
             if outcome != "completed":
                 break
-        self.stream.transcripts(self.folder / "config")
+        self.stream.finish(self.folder / "config")
         for call in self.asked:
             for question in call["questions"]:
                 if isinstance(question.get("question"), str):

@@ -56,4 +56,7 @@ def install(
     if done.returncode != 0:
         tail = " | ".join((done.stderr or done.stdout).strip().splitlines()[-3:])
         raise AdapterError(f"adapter {adapter}: {what} failed ({tail})")
+    if hashlib.sha256(lockfile.read_bytes()).hexdigest() != digest:
+        # `npm install` (where `npm ci` cannot be used) must install the lockfile as it is.
+        raise AdapterError(f"adapter {adapter}: {what} changed {lockfile.name}; restore it")
     marker.write_text(digest + "\n")
