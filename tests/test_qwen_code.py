@@ -150,3 +150,20 @@ def test_the_cli_judges_it_at_both_levels(capsys: pytest.CaptureFixture[str]) ->
     assert verdicts["delegated-question-handoff"] == ("fail", "KNOWN FAIL")
     assert verdicts["plan-mode-child-refused"] == ("pass", "PASS")
     assert main(["run", "--adapter", "qwen-code"]) == 0  # upstream: every failure known
+
+
+def test_an_install_that_changes_the_lockfile_is_refused(tmp_path: Path) -> None:
+    # npm install (where npm ci cannot be used) must install the lockfile as it is.
+    from harness.adapters._npm import install
+    from harness.contract import AdapterError
+
+    lock = tmp_path / "package-lock.json"
+    lock.write_text("{}\n")
+    (tmp_path / "node_modules").mkdir()
+    rewrite = ["sh", "-c", "echo '{\"changed\": true}' > package-lock.json"]
+    with pytest.raises(AdapterError) as info:
+        install("qwen-code", tmp_path, "npm install", rewrite, lock)
+    assert str(info.value) == (
+        "adapter qwen-code: npm install changed package-lock.json; restore it"
+    )
+    assert not (tmp_path / "node_modules" / ".keyless-harness-lock").exists()
