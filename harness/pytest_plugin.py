@@ -196,8 +196,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--harness-adapter",
         metavar="SPEC",
         default=None,
-        help="the runtime under test: reference (default), node-dsh, jsonl:COMMAND or "
-        "module:factory",
+        help="the runtime under test: reference (default), node-dsh, claude-code, qwen-code, "
+        "jsonl:COMMAND or module:factory",
     )
     group.addoption(
         "--harness-level",

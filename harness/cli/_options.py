@@ -46,8 +46,9 @@ def add_options(command: Any) -> None:
         "--adapter",
         default=None,
         metavar="SPEC",
-        help="the runtime under test: reference (default), node-dsh, jsonl:COMMAND (any "
-        "process speaking the JSON-lines protocol) or module:factory (a Python adapter)",
+        help="the runtime under test: reference (default), node-dsh, claude-code, qwen-code, "
+        "jsonl:COMMAND (any process speaking the JSON-lines protocol) or module:factory (a "
+        "Python adapter)",
     )
     add(
         "--expectations",
