@@ -27,7 +27,8 @@ SCENARIOS = {s.id: s for s in load_all()}
 SLOW_MODULES = frozenset({
     "test_adapters", "test_benchmarks", "test_claude_code", "test_deep", "test_determinism",
     "test_dialects_served", "test_fuzz",
-    "test_hygiene", "test_node_dsh", "test_offline", "test_qwen_code", "test_report", "test_serve",
+    "test_hygiene", "test_matrix", "test_node_dsh", "test_offline", "test_qwen_code",
+    "test_report", "test_serve",
     "test_serve_load", "test_serve_sdks", "test_wheel", "test_plugin",
 })  # fmt: skip
 # Single tests of otherwise in-process modules that start a process or run for seconds (node

@@ -57,6 +57,11 @@ COMMANDS = (
         "write golden snapshots from the reference runtime (never under CI)",
     ),
     Command(
+        "matrix",
+        "harness.cli.matrix",
+        "run the corpus on several runtimes and print one table: the level each holds",
+    ),
+    Command(
         "mutants",
         "harness.cli.mutants",
         "every scenario under every test-only guard: the guard matrix",

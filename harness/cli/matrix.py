@@ -1,0 +1,179 @@
+"""`harness matrix`: the corpus on several runtimes, as one table. Rows are scenarios,
+columns runtimes (with what each ran); a cell is the level the runtime holds (`upstream`,
+`rule`), `fails: FIRST MISMATCH` (with `known` when its known-failures file says so), or
+`skip: REASON`. Markdown for a README or docs page, JSON for tools, and `--check FILE`
+to say whether a committed table is still what the runtimes do."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness.cli._exits import EXIT_FAILED, EXIT_OK, usage
+from harness.cli._selection import load_corpus
+
+if TYPE_CHECKING:
+    from harness.run import Ran
+
+DEFAULT_ADAPTERS = ("reference",)
+# What a runtime line says of the machine it ran on, not of the runtime: left out of the
+# table, so that it reads the same wherever the runtimes are the same.
+_MACHINE = re.compile(r", (offline \(a network namespace[^)]*\)|on this host's network.*)$|"
+                      r" on Python \d+\.\d+\.\d+$| \(adapter in [^)]*\)")  # fmt: skip
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--adapter",
+        action="append",
+        default=None,
+        metavar="SPEC",
+        help="a runtime to run the corpus on, once per column (default: reference); as "
+        "`harness run --adapter` takes them",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("markdown", "json", "github"),
+        default="markdown",
+        help="markdown (default), json, or github (markdown, also written to "
+        "$GITHUB_STEP_SUMMARY when it is set)",
+    )
+    parser.add_argument(
+        "--output", type=Path, default=None, metavar="FILE", help="write the table to FILE"
+    )
+    parser.add_argument(
+        "--check",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="compare with a table written before (JSON), and fail naming each cell that changed",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    scenarios = load_corpus(args)
+    if isinstance(scenarios, int):
+        return scenarios
+    if args.check is not None and not args.check.is_file():
+        return usage(f"--check {args.check}: no such file; write one with --format json --output")
+    specs = args.adapter or list(DEFAULT_ADAPTERS)
+    if len(set(specs)) != len(specs):
+        return usage("--adapter names a runtime twice; name each once")
+    columns, acceptable = [], True
+    for spec in specs:
+        ran = _run(args, spec, scenarios)
+        if isinstance(ran, int):
+            return ran
+        name, runtime, results = ran
+        acceptable &= all(r.acceptable for r in results)
+        columns.append({"adapter": name, "runtime": runtime,
+                        "cells": {r.result.scenario.id: _cell(r) for r in results}})  # fmt: skip
+    table = {"command": "harness matrix " + " ".join(f"--adapter {s}" for s in specs),
+             "columns": columns, "scenarios": [s.id for s in scenarios]}  # fmt: skip
+    shown = json.dumps(table, indent=2, ensure_ascii=False) + "\n"
+    if args.format != "json":
+        shown = markdown(table)
+    if args.output is not None:
+        args.output.write_text(shown, encoding="utf-8")
+    else:
+        print(shown, end="")
+    if args.format == "github":
+        import os
+
+        summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if summary:
+            with open(summary, "a", encoding="utf-8") as out:
+                out.write(markdown(table))
+    changed = _changed(args.check, table) if args.check is not None else []
+    for line in changed:
+        print(f"matrix: {line}", file=sys.stderr)
+    if changed:
+        again = f"{table['command']} --format json --output {args.check}"
+        print(f"matrix: {args.check} is not what the runtimes do now; write it again with "
+              f"`{again}`", file=sys.stderr)  # fmt: skip
+    return EXIT_OK if acceptable and not changed else EXIT_FAILED
+
+
+def _run(
+    args: argparse.Namespace, spec: str, scenarios: list[Any]
+) -> tuple[str, str, list[Ran]] | int:
+    """One column: the corpus on `spec`, judged as `harness run --adapter SPEC` judges it."""
+    from harness.cli._options import API_NAMES, DEFAULT_GUARD, plan
+    from harness.contract import runtime_of
+
+    options = argparse.Namespace(
+        **vars(args), ids=[], expectations=None, snapshots=None, shard=None, backstop=None,
+        guard=DEFAULT_GUARD, api=API_NAMES[0], stream=False, chunk=None, level="upstream",
+    )  # fmt: skip
+    options.adapter = spec
+    planned = plan(options, scenarios)
+    if isinstance(planned, int):
+        return planned
+    try:
+        results = list(planned.results())
+    finally:
+        planned.close()
+    runtime = _MACHINE.sub("", runtime_of(planned.adapter))
+    return planned.adapter.name, runtime, results
+
+
+def _cell(ran: Ran) -> str:
+    result = ran.result
+    if result.status == "skip":
+        return f"skip: {result.mismatches[0]}"
+    if result.status == "pass" or (ran.label == "KNOWN FAIL" and result.held not in (None, "none")):
+        return str(result.held)
+    first = (result.mismatches or [m for _, m in result.above] or ["?"])[0]
+    known = "known, " if ran.label == "KNOWN FAIL" else ""
+    return f"fails ({known}{result.status}): {first}"
+
+
+def markdown(table: dict[str, Any]) -> str:
+    """The table as Markdown: a header naming the command, then one row per scenario."""
+    columns = table["columns"]
+    lines = [
+        f"Made by `{table['command']}`. A cell is the level the runtime holds (`upstream`, "
+        "`rule`), how it fails (`known` when its known-failures file says so), or why it "
+        "was skipped.",
+        "",
+        "| runtime | what ran |",
+        "|---|---|",
+        *(f"| {c['adapter']} | {_md(c['runtime'])} |" for c in columns),
+        "",
+        "| scenario | " + " | ".join(c["adapter"] for c in columns) + " |",
+        "|---|" + "---|" * len(columns),
+    ]
+    for sid in table["scenarios"]:
+        cells = [_md(c["cells"].get(sid, "")) for c in columns]
+        lines.append(f"| {sid} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _changed(path: Path, table: dict[str, Any]) -> list[str]:
+    """Each cell or runtime that differs from the table in `path`."""
+    try:
+        before = json.loads(path.read_text(encoding="utf-8"))
+        old = {c["adapter"]: c for c in before["columns"]}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return [f"{path}: not a table written by --format json ({exc})"]
+    out = []
+    for column in table["columns"]:
+        name, was = column["adapter"], old.get(column["adapter"])
+        if was is None:
+            out.append(f"{name}: a column {path} does not have")
+            continue
+        if was.get("runtime") != column["runtime"]:
+            out.append(f"{name}: ran {column['runtime']!r}, the table says {was.get('runtime')!r}")
+        for sid in table["scenarios"]:
+            now, then = column["cells"].get(sid), was.get("cells", {}).get(sid)
+            if now != then:
+                out.append(f"{name} / {sid}: now {now!r}, the table says {then!r}")
+    return out

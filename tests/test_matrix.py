@@ -1,0 +1,84 @@
+"""`harness matrix`: the corpus on several runtimes as one table, Markdown or JSON, and a
+committed table checked against what the runtimes do now."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from tests.conftest import SCENARIOS
+
+ROOT = Path(__file__).parents[1]
+# A second runtime: the service-level scenarios on the reference runtime, behind the
+# JSON-lines protocol, every assembled one skipped for the feature it lacks.
+PY_ADAPTER = f"jsonl:{sys.executable} -m tests.jsonl_adapter"
+
+
+@pytest.fixture
+def table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / "matrix.json"
+    args = ["matrix", "--adapter", "reference", "--adapter", PY_ADAPTER]
+    assert main([*args, "--format", "json", "--output", str(out)]) == 0
+    return out
+
+
+def test_a_column_per_runtime_and_a_cell_per_scenario(table: Path) -> None:
+    written = json.loads(table.read_text("utf-8"))
+    assert written["scenarios"] == sorted(SCENARIOS)
+    reference, other = written["columns"]
+    assert reference["adapter"] == "reference"
+    # What ran, without what is the machine's (the Python it ran on).
+    assert reference["runtime"] == "keyless-harness reference runtime (harness.runtime)"
+    assert set(reference["cells"].values()) == {"upstream"}
+    assert other["cells"]["service-zero-depth-live-child"] == "upstream"
+    assert other["cells"]["delegated-question-handoff"].startswith("skip: ")
+    assert written["command"] == f"harness matrix --adapter reference --adapter {PY_ADAPTER}"
+
+
+def test_a_committed_table_is_checked_cell_by_cell(
+    table: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["matrix", "--adapter", "reference", "--adapter", PY_ADAPTER, "--check", str(table)]
+    assert main([*args, "--output", str(table.with_suffix(".md"))]) == 0
+    written = json.loads(table.read_text("utf-8"))
+    written["columns"][0]["cells"]["delegated-question-handoff"] = "rule"
+    table.write_text(json.dumps(written), "utf-8")
+    capsys.readouterr()
+    assert main([*args, "--output", str(table.with_suffix(".md"))]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == (
+        "matrix: reference / delegated-question-handoff: now 'upstream', the table says 'rule'"
+    )
+    assert err[-1].startswith(f"matrix: {table} is not what the runtimes do now;")
+
+
+def test_markdown_names_the_command_and_each_runtime(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["matrix"]) == 0
+    shown = capsys.readouterr().out.splitlines()
+    assert shown[0].startswith("Made by `harness matrix --adapter reference`.")
+    assert "| reference | keyless-harness reference runtime (harness.runtime) |" in shown
+    assert "| delegated-question-handoff | upstream |" in shown
+
+
+def test_a_runtime_named_twice_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["matrix", "--adapter", "reference", "--adapter", "reference"]) == 2
+    assert "names a runtime twice" in capsys.readouterr().err
+
+
+def test_the_committed_markdown_is_the_committed_json() -> None:
+    # .ci/run checks adapters/matrix.json against the runtimes; this keeps the page the
+    # README points at the same table.
+    from harness.cli.matrix import markdown
+
+    table = json.loads((ROOT / "adapters" / "matrix.json").read_text("utf-8"))
+    assert (ROOT / "adapters" / "MATRIX.md").read_text("utf-8") == markdown(table)
+    names = [c["adapter"] for c in table["columns"]]
+    assert names == ["reference", "node-dsh", "claude-code", "qwen-code"]
+    assert table["scenarios"] == sorted(SCENARIOS)
