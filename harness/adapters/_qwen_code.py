@@ -85,8 +85,6 @@ class QwenCode(CliAdapter):
         argv = [str(self.cli), "-p", prompt, "--output-format", "stream-json"]
         if run.scenario.agents[root].plan_mode:
             argv += ["--approval-mode", "plan"]
-        if not run.scenario.world.user_questions:
-            argv += ["--exclude-tools", "ask_user_question"]
         return argv
 
     def environment(self, run: CliRun, home: Path, port: int) -> dict[str, str]:
