@@ -29,11 +29,12 @@ from typing import TYPE_CHECKING, Any
 
 from harness.adapters._claude_human import HEADER_FIELDS, reply
 from harness.adapters._claude_human import override_header as write_override
-from harness.adapters._claude_observe import HUMAN_TOOLS, question_back
-from harness.adapters._cli_adapter import CliAdapter, offline_choice
+from harness.adapters._claude_observe import question_back
+from harness.adapters._cli_adapter import CliAdapter, asking_roots, offline_choice
 from harness.adapters._cli_run import CliRun, Due
 from harness.adapters._npm import adapter_dir as npm_adapter_dir
 from harness.contract import SENTINEL_KEY
+from harness.fake.dialect import ASK_TOOL, PLAN_TOOL
 
 if TYPE_CHECKING:
     from harness.scenario import Scenario
@@ -51,7 +52,6 @@ FEATURES = frozenset(
         "no-user-questions",
     }
 )
-HUMAN_SCENARIO_TOOLS = ("ask_user_question", "exit_plan_mode")
 # What no scenario of this runtime can express, each with why (the dialect adds its own).
 NOT_HERE = {
     "resume": "Claude Code resumes a session only as the root it was (`--resume`); a "
@@ -117,12 +117,13 @@ class ClaudeCode(CliAdapter):
                 "error": f"keyless-harness does not serve {request.get('subtype')}"}})  # fmt: skip
             return []
         tool, given = str(request.get("tool_name")), dict(request.get("input") or {})
-        if tool not in HUMAN_TOOLS:
+        asked_by = self.dialect.scenario_tool(tool)  # its name for the scenario's tool
+        if asked_by not in (ASK_TOOL, PLAN_TOOL):
             run.answer(process, request_id, {"behavior": "allow", "updatedInput": given})
             return []
         call = str(request.get("tool_use_id"))
         caller = run.stream.calls[call].agent if call in run.stream.calls else None
-        if tool == "ExitPlanMode":
+        if asked_by == PLAN_TOOL:
             questions = [
                 {"id": "plan-review", **({"detail": given["plan"]} if "plan" in given else {})}
             ]
@@ -133,7 +134,7 @@ class ClaudeCode(CliAdapter):
         if world.answerer != "scripted":  # a tripwire or unreachable: it never answers
             run.held[call] = questions[0]["id"] if questions else tool
             return []
-        missing = [q["id"] for q in questions if tool != "ExitPlanMode"
+        missing = [q["id"] for q in questions if asked_by != PLAN_TOOL
                    and q["id"] not in world.answers]  # fmt: skip
         if missing:
             run.failure = (f"the scripted answerer has no answer for {', '.join(missing)} "
@@ -160,14 +161,8 @@ def _unspellable(scenario: Scenario, cannot: Mapping[str, str]) -> str | None:
     unavailable before it looks at their arguments, so a shape it would refuse from a
     root is no way out for a child (tests/test_claude_code.py reads the refusal)."""
     why = cannot.get(scenario.id)
-    by_roots = [
-        name
-        for name, agent in scenario.agents.items()
-        if agent.spawned_by is None
-        and any(c.tool in HUMAN_SCENARIO_TOOLS for turn in agent.script for c in turn.calls)
-    ]
     asks_direct = any(p.kind == "ask" for p in scenario.phases)
-    return why if why is not None and (by_roots or asks_direct) else None
+    return why if why is not None and (asking_roots(scenario) or asks_direct) else None
 
 
 def _unwritable(scenario: Scenario) -> str | None:

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 DELEGATION = "Agent"
-HUMAN_TOOLS = ("AskUserQuestion", "ExitPlanMode")
 # Numbers in the trailer of a handoff that vary from run to run.
 _VARYING = re.compile(r"\b(subagent_tokens|duration_ms): \d+")
 

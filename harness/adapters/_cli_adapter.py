@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from harness.adapters._cli_run import CliRun, Due
 from harness.adapters._npm import install, npm_settings
 from harness.contract import AdapterError, Observation, RunOptions
+from harness.fake.dialect import ASK_TOOL, PLAN_TOOL
 
 if TYPE_CHECKING:
     from harness.fake import ScriptedLLM
@@ -152,6 +153,17 @@ class CliAdapter:
         llm = ScriptedLLM({n: a.script for n, a in scenario.agents.items()}, chunk=chunk,
                           roots=scenario.roots(), dialect=self.dialect)  # fmt: skip
         return llm, ServerThread(llm, unix=folder / "fake.sock" if self.offline else None)
+
+
+def asking_roots(scenario: Scenario) -> list[str]:
+    """The roots whose scripts call a human-interaction tool, in the scenario's order."""
+    human = (ASK_TOOL, PLAN_TOOL)
+    return [
+        name
+        for name, agent in scenario.agents.items()
+        if agent.spawned_by is None
+        and any(c.tool in human for turn in agent.script for c in turn.calls)
+    ]
 
 
 def offline_choice() -> bool | None:

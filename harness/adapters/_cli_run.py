@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from harness.adapters._claude_observe import Stream
 from harness.contract import RunOptions
+from harness.fake.dialect import ASK_TOOL, DELEGATION_TOOL
 
 if TYPE_CHECKING:
     from harness.fake import ScriptedLLM
@@ -87,7 +88,7 @@ class CliRun:
             for agent in scenario.agents.values()
             for turn in agent.script
             for call in turn.calls
-            if call.tool == "ask_user_question"
+            if call.tool == ASK_TOOL
             for q in call.args.get("questions", ())
             if isinstance(q, dict)
         ]
@@ -277,7 +278,7 @@ def wait_for(
             waits[agent] = (f'awaits answer to "{held_by[agent]}"', answerer)
             continue
         last = scripts[agent][progress[agent] - 1]
-        children = [str(c.args.get("name")) for c in last.calls if c.tool == "subagent"]
+        children = [str(c.args.get("name")) for c in last.calls if c.tool == DELEGATION_TOOL]
         if not children or any(c not in going for c in children):
             return None
         waits[agent] = ("awaits subagent call", children[0])

@@ -23,7 +23,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.adapters._cli_adapter import CliAdapter, offline_choice
+from harness.adapters._cli_adapter import CliAdapter, asking_roots, offline_choice
 from harness.adapters._npm import adapter_dir as npm_adapter_dir
 from harness.contract import SENTINEL_KEY
 
@@ -39,7 +39,6 @@ SETTINGS = {
     "privacy": {"usageStatisticsEnabled": False},
     "telemetry": {"enabled": False},
 }
-HUMAN_TOOLS = ("ask_user_question", "exit_plan_mode")
 # Phase kinds, and what headless Qwen Code cannot do with them.
 NOT_HERE = {
     "resume": "headless Qwen Code resumes a session only as the root it was; a child's "
@@ -62,15 +61,10 @@ class QwenCode(CliAdapter):
     npm = ("install", "--no-audit", "--no-fund", "--no-save")
 
     def skip(self, scenario: Scenario) -> str | None:
-        asking_roots = [
-            name
-            for name, agent in scenario.agents.items()
-            if agent.spawned_by is None
-            and any(c.tool in HUMAN_TOOLS for turn in agent.script for c in turn.calls)
-        ]
-        if asking_roots and scenario.world.answerer == "scripted":
+        roots = asking_roots(scenario)
+        if roots and scenario.world.answerer == "scripted":
             return (
-                f"{asking_roots[0]}, a root, is to be answered, and headless Qwen Code has no "
+                f"{roots[0]}, a root, is to be answered, and headless Qwen Code has no "
                 "human channel: its ask comes back unasked"
             )
         nested = [a for a in scenario.agents.values() if a.spawned_by in scenario.agents

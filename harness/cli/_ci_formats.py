@@ -135,6 +135,16 @@ def expectation_line(path: Path, mismatch: str) -> int:
     return expect + 1
 
 
+def append_step_summary(text: str) -> None:
+    """Add `text` to the GitHub Actions step summary, when the run has one."""
+    import os
+
+    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary_file:
+        with open(summary_file, "a", encoding="utf-8") as out:
+            out.write(text)
+
+
 def step_summary(ran: Sequence[Ran], adapter: str, runtime: str | None) -> str:
     rows = [f"### keyless-harness: {adapter}", "", f"Runtime: {runtime or '(not said)'}", "",
             "| scenario | verdict | level | first mismatch |", "|---|---|---|---|"]  # fmt: skip

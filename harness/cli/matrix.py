@@ -74,20 +74,18 @@ def run(args: argparse.Namespace) -> int:
                         "cells": {r.result.scenario.id: _cell(r) for r in results}})  # fmt: skip
     table = {"command": "harness matrix " + " ".join(f"--adapter {s}" for s in specs),
              "columns": columns, "scenarios": [s.id for s in scenarios]}  # fmt: skip
-    shown = json.dumps(table, indent=2, ensure_ascii=False) + "\n"
-    if args.format != "json":
+    if args.format == "json":
+        shown = json.dumps(table, indent=2, ensure_ascii=False) + "\n"
+    else:
         shown = markdown(table)
     if args.output is not None:
         args.output.write_text(shown, encoding="utf-8")
     else:
         print(shown, end="")
     if args.format == "github":
-        import os
+        from harness.cli._ci_formats import append_step_summary
 
-        summary = os.environ.get("GITHUB_STEP_SUMMARY")
-        if summary:
-            with open(summary, "a", encoding="utf-8") as out:
-                out.write(markdown(table))
+        append_step_summary(shown)
     changed = _changed(args.check, table) if args.check is not None else []
     for line in changed:
         print(f"matrix: {line}", file=sys.stderr)

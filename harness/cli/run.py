@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -206,7 +205,7 @@ def _by_level(results: list[Result], gate: str) -> str:
 def _for_ci(
     args: argparse.Namespace, ran: list[Ran], strays: list[Path], adapter: str, runtime: str
 ) -> None:
-    from harness.cli._ci_formats import github_annotations, junit, step_summary
+    from harness.cli._ci_formats import append_step_summary, github_annotations, junit, step_summary
 
     here = Path.cwd()
     if args.junit is not None:
@@ -214,7 +213,4 @@ def _for_ci(
     if args.format == "github":
         for line in github_annotations(ran, here, strays):
             print(line)
-        summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
-        if summary_file:
-            with open(summary_file, "a", encoding="utf-8") as out:
-                out.write(step_summary(ran, adapter, runtime))
+        append_step_summary(step_summary(ran, adapter, runtime))

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.contract import LEVELS, Observation, json_equal
+from harness.fake.dialect import ASK_TOOL, DELEGATION_TOOL, PLAN_TOOL
 from harness.run._diff import Difference
 from harness.runtime.questions import QUESTION_DEFAULTS, answers_text
 from harness.scenario import AskedExpect, DirectExpect, Scenario, TextMatch
@@ -183,8 +184,7 @@ def carried(match: TextMatch) -> TextMatch:
 
 _RESULT = re.compile(r"\{\{\s*([A-Za-z_][\w-]*)\.result\s*\}\}")
 _TEMPLATE = re.compile(r"\{\{.*?\}\}")
-HUMAN_TOOLS = ("ask_user_question", "exit_plan_mode")
-DELEGATION = "subagent"
+HUMAN_TOOLS = (ASK_TOOL, PLAN_TOOL)
 
 
 def rule_reading(scenario: Scenario, agent: str, match: TextMatch) -> TextMatch:
@@ -200,7 +200,7 @@ def rule_reading(scenario: Scenario, agent: str, match: TextMatch) -> TextMatch:
         return carried(match)
     tools = {c.label: c.tool for turn in spec.script for c in turn.calls  # type: ignore[union-attr]
              if c.label}  # fmt: skip
-    worded = {label for label, tool in tools.items() if tool in (*HUMAN_TOOLS, DELEGATION)}
+    worded = {label for label, tool in tools.items() if tool in (*HUMAN_TOOLS, DELEGATION_TOOL)}
     labels = [m[1] for m in _RESULT.finditer(say)]
     if not any(label in worded for label in labels):
         return carried(match)
@@ -222,7 +222,7 @@ def rule_reading(scenario: Scenario, agent: str, match: TextMatch) -> TextMatch:
         return carried(match)
     carried_too = [p for p in parts if p.strip()]
     for tool, result in zip(results, seen.groups(), strict=True):
-        carried_too += [result] if tool == DELEGATION and result else _answered(result)
+        carried_too += [result] if tool == DELEGATION_TOOL and result else _answered(result)
     return TextMatch(contains=(*match.contains, *carried_too))
 
 
