@@ -264,7 +264,7 @@ def test_errors_and_handoffs_follow_the_delegation_tree_not_the_clock(tmp_path: 
     for task, name in (("t-a", "a"), ("t-b", "b"), ("t-g", "g")):
         stream.read({"type": "system", "subtype": "task_started", "task_id": task,
                      "description": name})  # fmt: skip
-    subagents = tmp_path / "projects" / "-w" / "s" / "subagents"
+    subagents = tmp_path / "config" / "projects" / "-w" / "s" / "subagents"
     subagents.mkdir(parents=True)
     ask = {"type": "tool_use", "name": "AskUserQuestion", "input": {}}
     refused = {"t-b": ("toolu_3", "no b"), "t-g": ("toolu_5", "no g")}

@@ -121,10 +121,11 @@ class Stream:
             text = text.replace(task, child)
         return _VARYING.sub(lambda m: f"{m[1]}: 0", text)
 
-    def finish(self, config: Path) -> None:
+    def finish(self, folder: Path) -> None:
         """Every subagent's calls, results and final text, from the transcript the CLI kept
-        of it; then the errors and handoffs in the order of the walk, every text normalised."""
-        for path in sorted(config.glob("projects/*/*/subagents/agent-*.jsonl")):
+        of it under its config dir; then the errors and handoffs in the order of the walk,
+        every text normalised."""
+        for path in sorted((folder / "config").glob("projects/*/*/subagents/agent-*.jsonl")):
             child = self.tasks.get(path.stem.removeprefix("agent-"))
             if child is None:
                 continue

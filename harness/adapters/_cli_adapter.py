@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.adapters._cli_run import CliRun, Due
+from harness.adapters._cli_run import CliRun, Due, Reader
 from harness.adapters._npm import install, npm_settings
 from harness.contract import AdapterError, Observation, RunOptions
 from harness.fake.dialect import ASK_TOOL, PLAN_TOOL
@@ -87,6 +87,12 @@ class CliAdapter:
 
     def close(self) -> None:
         pass
+
+    def reader(self, delegation: str) -> Reader:
+        """How its output is read: stream-json events (Claude Code's, Qwen Code's)."""
+        from harness.adapters._claude_observe import Stream
+
+        return Stream(delegation=delegation, children_in_stream=self.children_in_stream)
 
     # -- what a CLI says of itself ---------------------------------------------------------
     def skip(self, scenario: Scenario) -> str | None:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from harness.adapters._claude_observe import Stream
+from harness.adapters._claude_observe import Call
 from harness.contract import RunOptions
 from harness.fake.dialect import ASK_TOOL, DELEGATION_TOOL
 
@@ -37,6 +37,24 @@ POLL = 0.02  # seconds between looks at a phase that has said nothing new
 Due = tuple[float, str, dict[str, Any]]
 
 
+class Reader(Protocol):
+    """What a CLI wrote, read as it arrives: each event of its stdout (`read`), then what
+    it keeps on disk under the scenario's folder (`finish`), in the scenario's names."""
+
+    root: str  # this phase's root
+    roots: list[str]  # each phase's, in order
+    calls: dict[str, Call]  # call id -> the call (who made it: a question's asker)
+    tool_errors: list[dict[str, Any]]
+    handoffs: list[dict[str, Any]]
+    final: dict[str, str]
+    # The phase's last event, once written: {"is_error": bool, "result": text, ...}.
+    result: dict[str, Any] | None
+
+    def read(self, event: dict[str, Any]) -> None: ...
+    def finish(self, folder: Path) -> None: ...
+    def normalised(self, text: str) -> str: ...
+
+
 class Cli(Protocol):
     """What CliRun asks of the CLI under test."""
 
@@ -44,9 +62,8 @@ class Cli(Protocol):
     def program(self) -> str: ...  # how errors name it ("claude")
     @property
     def offline(self) -> bool: ...
-    @property
-    def children_in_stream(self) -> bool: ...  # else from the transcripts it keeps
 
+    def reader(self, delegation: str) -> Reader: ...  # `delegation`: its subagent tool
     def argv(self, run: CliRun, root: str, prompt: str) -> list[str]: ...
     def environment(self, run: CliRun, home: Path, port: int) -> dict[str, str]: ...
     def opening(self, prompt: str) -> dict[str, Any] | None: ...  # the first stdin line
@@ -75,9 +92,7 @@ class CliRun:
         self.cli, self.scenario, self.llm, self.server = cli, scenario, llm, server
         self.folder = folder
         self.deadline = time.monotonic() + options.backstop
-        self.stream = Stream(
-            delegation=llm.dialect.delegation.tool, children_in_stream=cli.children_in_stream
-        )
+        self.stream = cli.reader(llm.dialect.delegation.tool)
         self.asked: list[dict[str, Any]] = []
         self.held: dict[str, str] = {}  # tool_use id -> the question the human holds
         self.hang: dict[str, Any] | None = None
@@ -111,7 +126,7 @@ class CliRun:
             outcome, error = self._phase(phase.agent, phase.prompt)
             if outcome != "completed":
                 break
-        self.stream.finish(self.folder / "config")
+        self.stream.finish(self.folder)
         for call in self.asked:
             for question in call["questions"]:
                 if isinstance(question.get("question"), str):
@@ -190,10 +205,12 @@ class CliRun:
                 if event.get("type") == "control_request":
                     due += self.cli.control(self, process, event)
                 else:
+                    before = self.stream.result
                     self.stream.read(event)
-                    if event.get("type") == "result":
-                        if event.get("is_error"):
-                            why = event.get("result") or event.get("error")
+                    ended = self.stream.result
+                    if ended is not None and ended is not before:
+                        if ended.get("is_error"):
+                            why = ended.get("result") or ended.get("error")
                             return "error", f"{self.cli.program}'s result is an error: {why}"
                         if process.stdin is not None:
                             process.stdin.close()
