@@ -138,6 +138,7 @@ def test_a_root_whose_human_never_answers_is_a_hang_with_its_graph(
     assert observed.hang == {
         "cycles": [],
         "graph": ['lead (root) --awaits answer to "cuda-fallback"--> unreachable answerer'],
+        "stopped": {"lead": "turn 1 (ask_user_question)"},
     }
     assert observed.error == "hang: nothing can run; " + observed.hang["graph"][0]
 

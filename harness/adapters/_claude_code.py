@@ -22,19 +22,17 @@ progress, never by a timeout, and reported with its wait-for graph.
 from __future__ import annotations
 
 import subprocess
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.adapters._claude_human import HEADER_FIELDS, reply
+from harness.adapters._claude_human import HEADER_FIELDS
 from harness.adapters._claude_human import override_header as write_override
-from harness.adapters._claude_observe import question_back
 from harness.adapters._cli_adapter import CliAdapter, asking_roots, offline_choice
 from harness.adapters._cli_run import CliRun, Due
+from harness.adapters._host_human import can_use_tool, user_message
 from harness.adapters._npm import adapter_dir as npm_adapter_dir
 from harness.contract import SENTINEL_KEY
-from harness.fake.dialect import ASK_TOOL, PLAN_TOOL
 
 if TYPE_CHECKING:
     from harness.scenario import Scenario
@@ -85,9 +83,8 @@ class ClaudeCode(CliAdapter):
             argv += ["--permission-mode", "plan"]
         return argv
 
-    def opening(self, prompt: str) -> dict[str, Any] | None:
-        return {"type": "user", "message": {"role": "user", "content": prompt},
-                "parent_tool_use_id": None, "session_id": ""}  # fmt: skip
+    def opening(self, run: CliRun, prompt: str) -> list[dict[str, Any]]:
+        return [user_message(prompt)]
 
     def environment(self, run: CliRun, home: Path, port: int) -> dict[str, str]:
         """From nothing: no inherited key, token or proxy reaches the CLI."""
@@ -108,40 +105,7 @@ class ClaudeCode(CliAdapter):
     def control(
         self, run: CliRun, process: subprocess.Popen[str], event: dict[str, Any]
     ) -> list[Due]:
-        """A control request: a tool's permission (the human's tools reach the answerer,
-        any other is allowed as asked), or something this adapter does not serve."""
-        request, request_id = event.get("request") or {}, str(event.get("request_id"))
-        if request.get("subtype") != "can_use_tool":
-            run.send(process, {"type": "control_response", "response": {
-                "subtype": "error", "request_id": request_id,
-                "error": f"keyless-harness does not serve {request.get('subtype')}"}})  # fmt: skip
-            return []
-        tool, given = str(request.get("tool_name")), dict(request.get("input") or {})
-        asked_by = self.dialect.scenario_tool(tool)  # its name for the scenario's tool
-        if asked_by not in (ASK_TOOL, PLAN_TOOL):
-            run.answer(process, request_id, {"behavior": "allow", "updatedInput": given})
-            return []
-        call = str(request.get("tool_use_id"))
-        caller = run.stream.calls[call].agent if call in run.stream.calls else None
-        if asked_by == PLAN_TOOL:
-            questions = [
-                {"id": "plan-review", **({"detail": given["plan"]} if "plan" in given else {})}
-            ]
-        else:
-            questions = [question_back(q, run.scripted) for q in given.get("questions", ())]
-        run.asked.append({"caller": caller, "questions": questions})
-        world = run.scenario.world
-        if world.answerer != "scripted":  # a tripwire or unreachable: it never answers
-            run.held[call] = questions[0]["id"] if questions else tool
-            return []
-        missing = [q["id"] for q in questions if asked_by != PLAN_TOOL
-                   and q["id"] not in world.answers]  # fmt: skip
-        if missing:
-            run.failure = (f"the scripted answerer has no answer for {', '.join(missing)} "
-                           f"(world.answers): add one, or find why {caller} asked it")  # fmt: skip
-            return []
-        answer = reply(tool, given, questions, world.answers)
-        return [(time.monotonic() + world.answer_delay_ms / 1000, request_id, answer)]
+        return can_use_tool(self.dialect, run, process, event)
 
     def override_header(self, run: CliRun, child: str, session: Mapping[str, Any]) -> str | None:
         return write_override(run.folder / "config", child, session)

@@ -54,6 +54,11 @@ class Stream:
     handoffs: list[dict[str, Any]] = field(default_factory=list)
     final: dict[str, str] = field(default_factory=dict)
     result: dict[str, Any] | None = None  # the phase's `result` event
+    resulted: set[str] = field(default_factory=set)  # the calls whose result was read
+    # What each agent said and was told, as the reference's durable log spells it (for
+    # `harness repro`), numbered in the order read: a child Claude Code keeps out of its
+    # stream comes after the stream, from its transcript.
+    transcript: list[dict[str, Any]] = field(default_factory=list)
 
     def read(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
@@ -90,13 +95,19 @@ class Stream:
         texts = [b["text"] for b in content if b.get("type") == "text" and b.get("text")]
         if texts and not calls_only:
             self.final[agent] = "".join(texts)
+        made = []
         for block in content:
             if block.get("type") != "tool_use":
                 continue
             call = Call(agent, str(block["name"]), dict(block.get("input") or {}))
             self.calls[str(block["id"])] = call
+            made.append({"id": str(block["id"]), "name": call.tool,
+                         "arguments": json.dumps(call.input, sort_keys=True)})  # fmt: skip
             if call.tool == self.delegation:
                 self.children[str(block["id"])] = str(call.input.get("description", block["id"]))
+        if (texts or made) and not calls_only:
+            self._said(agent, {"type": "message/assistant", "content": "".join(texts),
+                               "tool_calls": made})  # fmt: skip
 
     def _results(self, content: Any) -> None:
         for block in content if isinstance(content, list) else []:
@@ -105,14 +116,21 @@ class Stream:
             call = self.calls.get(str(block.get("tool_use_id")))
             if call is None:
                 continue
+            self.resulted.add(str(block["tool_use_id"]))
             text = _text(block.get("content"))
             call_id = str(block["tool_use_id"])
+            error = {"error": {"code": ""}} if block.get("is_error") is True else {}
+            self._said(call.agent, {"type": "tool/result", "tool": call.tool, "call_id": call_id,
+                                    "is_error": bool(error), **error, "content": text})  # fmt: skip
             if block.get("is_error") is True:
                 self.errors[call_id] = {"agent": call.agent, "tool": call.tool, "code": "",
                                         "name": "Error", "text": text}  # fmt: skip
             elif call.tool == self.delegation:
                 self.handed[call_id] = {"parent": call.agent, "child": self.children[call_id],
                                         "child_final": None, "tool_result": text}  # fmt: skip
+
+    def _said(self, agent: str, event: dict[str, Any]) -> None:
+        self.transcript.append({"seq": len(self.transcript) + 1, "agent": agent, **event})
 
     def normalised(self, text: str) -> str:
         """A text the model was shown, without what varies per run: subagent ids become
@@ -152,6 +170,8 @@ class Stream:
             handoff["tool_result"] = self.normalised(handoff["tool_result"])
         for error in self.tool_errors:
             error["text"] = self.normalised(error["text"])
+        for event in self.transcript:
+            event["content"] = self.normalised(event["content"])
 
     def _walk(self, agent: str, walked: set[str]) -> None:
         """`agent`'s errors and handoffs, and its children's, in the order of the walk;

@@ -105,8 +105,8 @@ class CliAdapter:
     def environment(self, run: CliRun, home: Path, port: int) -> dict[str, str]:
         raise NotImplementedError
 
-    def opening(self, prompt: str) -> dict[str, Any] | None:
-        return None  # the prompt is in its argv; stdin is closed
+    def opening(self, run: CliRun, prompt: str) -> list[dict[str, Any]]:
+        return []  # the prompt is in its argv; stdin is closed
 
     def control(
         self, run: CliRun, process: subprocess.Popen[str], event: dict[str, Any]
@@ -115,6 +115,9 @@ class CliAdapter:
 
     def override_header(self, run: CliRun, child: str, session: Mapping[str, Any]) -> str | None:
         return "it keeps no record of a child's lineage to override"
+
+    def unasked(self, run: CliRun) -> dict[str, tuple[str, str]]:
+        return {}  # every question it puts to a human reaches the host (`control`)
 
     # -- one scenario -------------------------------------------------------------------
     def run(self, scenario: Scenario, options: RunOptions) -> Observation:
@@ -147,6 +150,10 @@ class CliAdapter:
             return Observation.broken(scenario.id, f"adapter {self.name}: {exc}")
         seen = observation(scenario, reported, llm)
         seen.hang = run.hang
+        told: dict[str, list[dict[str, Any]]] = {}
+        for event in run.stream.transcript:
+            told.setdefault(event["agent"], []).append(event)
+        seen.sessions = told
         return seen
 
     def _serve(

@@ -49,6 +49,10 @@ class Reader(Protocol):
     final: dict[str, str]
     # The phase's last event, once written: {"is_error": bool, "result": text, ...}.
     result: dict[str, Any] | None
+    resulted: set[str]  # the calls whose result it has read
+    # What each agent said and was told, in the reference's durable-log terms, numbered
+    # (`seq`) in the order read and tagged with the `agent`: `harness repro`'s transcript.
+    transcript: list[dict[str, Any]]
 
     def read(self, event: dict[str, Any]) -> None: ...
     def finish(self, folder: Path) -> None: ...
@@ -66,12 +70,20 @@ class Cli(Protocol):
     def reader(self, delegation: str) -> Reader: ...  # `delegation`: its subagent tool
     def argv(self, run: CliRun, root: str, prompt: str) -> list[str]: ...
     def environment(self, run: CliRun, home: Path, port: int) -> dict[str, str]: ...
-    def opening(self, prompt: str) -> dict[str, Any] | None: ...  # the first stdin line
+    def opening(self, run: CliRun, prompt: str) -> list[dict[str, Any]]:
+        """Its first stdin lines; none: the prompt is in its argv, and stdin is closed."""
+        ...
+
     def control(
         self, run: CliRun, process: subprocess.Popen[str], event: dict[str, Any]
     ) -> list[Due]: ...
     def override_header(self, run: CliRun, child: str, session: Mapping[str, Any]) -> str | None:
         """Write a child's header override where the CLI records it; why not, if it cannot."""
+        ...
+
+    def unasked(self, run: CliRun) -> dict[str, tuple[str, str]]:
+        """The human tools' calls that wait on a human who can never see them: call id ->
+        (the question's id, what it waits on, the end of the wait-for graph)."""
         ...
 
 
@@ -161,10 +173,10 @@ class CliRun:
         keeper = threading.Thread(target=_keep, args=(process.stderr, stderr), daemon=True)
         keeper.start()
         try:
-            opening = self.cli.opening(prompt)
-            if opening is not None:
-                self.send(process, opening)
-            elif process.stdin is not None:  # its prompt is in its argv: it reads no stdin
+            opening = self.cli.opening(self, prompt)
+            for message in opening:
+                self.send(process, message)
+            if not opening and process.stdin is not None:  # its prompt is in its argv
                 process.stdin.close()
 
             def said() -> list[str]:  # all of it: the CLI has ended, let its last line in
@@ -220,7 +232,8 @@ class CliRun:
                 self.answer(process, entry[1], entry[2])
             if self.failure is not None:
                 return "error", self.failure
-            if self.held and not due and (graph := self._stuck()) is not None:
+            unasked = self.cli.unasked(self)
+            if (self.held or unasked) and not due and (graph := self._stuck(unasked)):
                 self.hang = graph
                 return "hang", "hang: nothing can run; " + "; ".join(graph["graph"])
             if now > self.deadline:
@@ -240,11 +253,13 @@ class CliRun:
             "subtype": "success", "request_id": request, "response": reply}})  # fmt: skip
 
     # -- the human end -------------------------------------------------------------------
-    def _stuck(self) -> dict[str, Any] | None:
+    def _stuck(self, unasked: Mapping[str, tuple[str, str]]) -> dict[str, Any] | None:
         """The wait-for graph, if nothing can move (`wait_for`)."""
         if self.server.in_flight:
             return None
-        held_by = {self.stream.calls[c].agent: q for c, q in self.held.items()
+        answerer = f"{self.scenario.world.answerer} answerer"
+        held = {c: (q, answerer) for c, q in self.held.items()} | dict(unasked)
+        held_by = {self.stream.calls[c].agent: q for c, q in held.items()
                    if c in self.stream.calls}  # fmt: skip
         return wait_for(self.scenario, self.llm.progress(), held_by)
 
@@ -279,10 +294,11 @@ def _stop(process: subprocess.Popen[str]) -> None:
 
 
 def wait_for(
-    scenario: Scenario, progress: Mapping[str, int], held_by: Mapping[str, str]
+    scenario: Scenario, progress: Mapping[str, int], held_by: Mapping[str, tuple[str, str]]
 ) -> dict[str, Any] | None:
     """The wait-for graph when nothing can move, else None. `progress` is each agent's
-    steps served; `held_by` names the agents whose question the human holds (and its id).
+    steps served; `held_by` names the agents whose question waits on a human (its id, and
+    who holds it: the answerer, or a human channel that never sees it).
     Called only when no request is in flight: then every agent still going (some steps
     served, some left) must wait on the human, or on a child that waits. One that waits
     on nothing is running; a child yet to start or just finished will ask again."""
@@ -291,8 +307,8 @@ def wait_for(
     waits: dict[str, tuple[str, str]] = {}  # agent -> (how it waits, on whom)
     for agent in going:
         if agent in held_by:
-            answerer = f"{scenario.world.answerer} answerer"
-            waits[agent] = (f'awaits answer to "{held_by[agent]}"', answerer)
+            question, holder = held_by[agent]
+            waits[agent] = (f'awaits answer to "{question}"', holder)
             continue
         last = scripts[agent][progress[agent] - 1]
         children = [str(c.args.get("name")) for c in last.calls if c.tool == DELEGATION_TOOL]
@@ -310,4 +326,8 @@ def wait_for(
             chain.append(f"--{how}--> {on}{owned}")
             agent = on
         graph.append(" ".join(chain))
-    return {"cycles": [], "graph": graph}
+    stopped = {}  # each waiter's last step served, and the calls it made there
+    for agent in sorted(waits):
+        calls = ", ".join(c.tool for c in scripts[agent][progress[agent] - 1].calls)
+        stopped[agent] = f"turn {progress[agent]} ({calls})"
+    return {"cycles": [], "graph": graph, "stopped": stopped}

@@ -21,17 +21,33 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from harness.adapters._claude_observe import question_back
 from harness.adapters._cli_adapter import CliAdapter, asking_roots, offline_choice
+from harness.adapters._host_human import can_use_tool, user_message
 from harness.adapters._npm import adapter_dir as npm_adapter_dir
 from harness.contract import SENTINEL_KEY
+from harness.fake.dialect import ASK_TOOL, PLAN_TOOL
 
 if TYPE_CHECKING:
-    from harness.adapters._cli_run import CliRun
+    import subprocess
+
+    from harness.adapters._cli_run import CliRun, Due
     from harness.scenario import Scenario
 
 NAME = "qwen-code"
+# The subagent the dialect names, declared by the host as its SDK would (see `opening`).
+SUBAGENT = "general-purpose"
+SUBAGENT_ABOUT = (
+    "General-purpose agent for researching complex questions and executing multi-step tasks."
+)
+SUBAGENT_PROMPT = (
+    "You are a general-purpose agent. Given the user's message, use the tools available to "
+    "complete the task, and report what was done."
+)
+# Where a child's question waits: the end of its wait-for graph.
+UNSEEN = "the human channel, which never sees it (Qwen Code forwards no subagent's question)"
 # What it settles from its settings file: the OpenAI-compatible provider, and nothing sent
 # home (usage statistics are on by default, and look up a host outside loopback).
 SETTINGS = {
@@ -52,7 +68,7 @@ class QwenCode(CliAdapter):
     name = NAME
     label = "Qwen Code"
     program = "qwen"
-    features = frozenset({"assembled", "parallel-calls", "plan-mode", "no-answerer"})
+    features = frozenset({"assembled", "hang", "parallel-calls", "plan-mode", "no-answerer"})
     children_in_stream = True
     # `npm ci` refuses its lockfile: the package lists optional clipboard binaries for other
     # platforms that the registry does not have, which `npm install` passes over as
@@ -62,10 +78,11 @@ class QwenCode(CliAdapter):
 
     def skip(self, scenario: Scenario) -> str | None:
         roots = asking_roots(scenario)
-        if roots and scenario.world.answerer == "scripted":
+        if roots and _reviews_plans(scenario) and scenario.world.answerer == "scripted":
             return (
-                f"{roots[0]}, a root, is to be answered, and headless Qwen Code has no "
-                "human channel: its ask comes back unasked"
+                f"{roots[0]}, a root, is to be answered by the human in a scenario with a plan "
+                "review: in SDK mode, where a host is the human, Qwen Code registers no "
+                "exit_plan_mode, and headless it has no human"
             )
         nested = [a for a in scenario.agents.values() if a.spawned_by in scenario.agents
                   and scenario.agents[a.spawned_by].spawned_by is not None]  # fmt: skip
@@ -76,10 +93,52 @@ class QwenCode(CliAdapter):
         )
 
     def argv(self, run: CliRun, root: str, prompt: str) -> list[str]:
-        argv = [str(self.cli), "-p", prompt, "--output-format", "stream-json"]
+        if hosted(run.scenario):
+            argv = [str(self.cli), "--input-format", "stream-json", "--output-format",
+                    "stream-json"]  # fmt: skip
+        else:
+            argv = [str(self.cli), "-p", prompt, "--output-format", "stream-json"]
         if run.scenario.agents[root].plan_mode:
             argv += ["--approval-mode", "plan"]
         return argv
+
+    def opening(self, run: CliRun, prompt: str) -> list[dict[str, Any]]:
+        if not hosted(run.scenario):
+            return []
+        # An SDK host declares the subagents its session has: in SDK mode Qwen Code lists
+        # no other (not even its builtin general-purpose one, which this one stands for).
+        agents = [{"name": SUBAGENT, "description": SUBAGENT_ABOUT, "level": "session",
+                   "systemPrompt": SUBAGENT_PROMPT}]  # fmt: skip
+        initialize = {"subtype": "initialize", "hooks": None, "agents": agents}
+        return [
+            {"type": "control_request", "request_id": "initialize", "request": initialize},
+            user_message(prompt),
+        ]
+
+    def control(
+        self, run: CliRun, process: subprocess.Popen[str], event: dict[str, Any]
+    ) -> list[Due]:
+        return can_use_tool(self.dialect, run, process, event, answers_by_index=True)
+
+    def unasked(self, run: CliRun) -> dict[str, tuple[str, str]]:
+        """A child's ask or plan review, pending: in SDK mode its confirmation is never
+        forwarded to the host (only a root's reaches it as can_use_tool), and with
+        stream-json input the ask's default permission is `ask`, so it waits on a human
+        channel that cannot see it, until stdin closes (cli.js of 0.15.10)."""
+        if not hosted(run.scenario):
+            return {}
+        waiting: dict[str, tuple[str, str]] = {}
+        for call_id, call in run.stream.calls.items():
+            agent = run.scenario.agents.get(call.agent)
+            tool = self.dialect.scenario_tool(call.tool)
+            if agent is None or agent.spawned_by is None or call_id in run.stream.resulted:
+                continue
+            if tool == PLAN_TOOL:
+                waiting[call_id] = ("plan-review", UNSEEN)
+            elif tool == ASK_TOOL:
+                shown = call.input.get("questions") or [{}]
+                waiting[call_id] = (question_back(shown[0], run.scripted)["id"], UNSEEN)
+        return waiting
 
     def environment(self, run: CliRun, home: Path, port: int) -> dict[str, str]:
         """From nothing: no inherited key, token or proxy reaches the CLI."""
@@ -105,3 +164,20 @@ def adapter_dir(scenarios: Path | None = None) -> Path:
 
 def qwen_code(scenarios: Path | None = None) -> QwenCode:
     return QwenCode(adapter_dir(scenarios), offline_choice())
+
+
+def hosted(scenario: Scenario) -> bool:
+    """Whether the scenario runs with a host as its human end (SDK mode: stream-json in and
+    out, an `initialize` first), else headless (`-p`: no human channel at all). A world
+    with no answerer is headless; so is one with a plan review, since in SDK mode Qwen Code
+    registers no exit_plan_mode at all (headless, the tool is there and declined)."""
+    return scenario.world.answerer != "none" and not _reviews_plans(scenario)
+
+
+def _reviews_plans(scenario: Scenario) -> bool:
+    return any(
+        call.tool == PLAN_TOOL
+        for agent in scenario.agents.values()
+        for turn in agent.script
+        for call in turn.calls
+    )

@@ -41,14 +41,15 @@ def _direct(entry: dict[str, Any]) -> str:
     return f"direct ask by {caller} ->{code} {_clip(entry['text'])}"
 
 
-def transcript(observation: Observation, guard: str, mismatches: list[str]) -> list[str]:
+def transcript(observation: Observation, where: str, mismatches: list[str]) -> list[str]:
     """Every durable event and direct ask, in the one order the store's counter gives them,
-    then the outcome, any wait-for graph, and what the run's verdict found."""
+    then the outcome, any wait-for graph, and what the run's verdict found. `where` says
+    what ran it: `under guard NAME` (the reference) or `on RUNTIME`."""
     events = [(sid, e, _describe(e)) for sid, evs in observation.sessions.items() for e in evs]
     events += [("(ask)", d, _direct(d)) for d in observation.direct]
     events.sort(key=lambda p: p[1]["seq"])
     width = max((len(sid) for sid, _, _ in events), default=0)
-    lines = [f"{observation.scenario_id} under guard {guard}"]
+    lines = [f"{observation.scenario_id} {where}"]
     lines += [f"  #{e['seq']:<3} {sid:<{width}}  {said}" for sid, e, said in events]
     lines.append(
         f"outcome: {observation.outcome}"

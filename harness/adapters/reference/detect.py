@@ -93,6 +93,7 @@ def hang_report(waits: WaitGraph) -> dict[str, Any]:
 def render_hang(report: dict[str, Any]) -> list[str]:
     lines = ["wait-for graph:"]
     lines += [f"  {chain}" for chain in report["graph"] + report["cycles"]]
-    lines.append("where each agent stopped:")
-    lines += [f"  {agent}: {where}" for agent, where in report["stopped"].items()]
+    if report.get("stopped"):  # optional: a foreign runtime's adapter may not know it
+        lines.append("where each agent stopped:")
+        lines += [f"  {agent}: {where}" for agent, where in report["stopped"].items()]
     return lines
