@@ -197,6 +197,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="SPEC",
         default=None,
         help="the runtime under test: reference (default), node-dsh, claude-code, qwen-code, "
+        "opencode, codex, "
         "jsonl:COMMAND or module:factory",
     )
     group.addoption(

@@ -25,9 +25,11 @@ SCENARIOS = {s.id: s for s in load_all()}
 # that starts a process fails (no_processes). `pytest -m "not slow"` is the inner loop; the
 # README's `pytest -n auto` runs both tiers, and so does CI.
 SLOW_MODULES = frozenset({
-    "test_adapters", "test_benchmarks", "test_claude_code", "test_deep", "test_determinism",
+    "test_adapters", "test_benchmarks", "test_claude_code", "test_codex", "test_deep",
+    "test_determinism",
     "test_dialects_served", "test_fuzz",
-    "test_hygiene", "test_matrix", "test_node_dsh", "test_offline", "test_qwen_code",
+    "test_hygiene", "test_matrix", "test_node_dsh", "test_offline", "test_opencode",
+    "test_qwen_code",
     "test_report", "test_serve",
     "test_serve_load", "test_serve_sdks", "test_wheel", "test_plugin",
 })  # fmt: skip

@@ -285,3 +285,96 @@ def test_qwen_codes_memory_extraction_is_a_side_request() -> None:
     assert said["choices"][0]["message"]["content"] == "Nothing to remember."
     assert llm.progress() == {"lead": 0} and llm.errors == []
     assert llm.side[0].startswith("managed memory extraction")
+
+
+def _responses(client: httpx.Client, items: list[dict[str, Any]]) -> dict[str, Any]:
+    schema = {"type": "object"}
+    tools = [{"type": "namespace", "name": "multi_agent_v1", "description": "agents",
+              "tools": [{"type": "function", "name": n, "parameters": schema}
+                        for n in ("spawn_agent", "wait_agent")]},
+             {"type": "function", "name": "request_user_input", "parameters": schema}]  # fmt: skip
+    body = {"model": "m", "input": items, "tools": tools, "store": False}
+    answer: dict[str, Any] = client.post(f"{BASE_URL}/responses", json=body).json()
+    return answer
+
+
+def test_a_delegation_in_two_calls_is_driven_to_its_handoff() -> None:
+    # Codex: the scenario's one subagent call is spawn_agent, then (when its result, an
+    # agent id, comes back) wait_agent on that id, which is no scripted step; the wait's
+    # result is the handoff a template reads.
+    scripts = {
+        "parent": [
+            Turn(calls=(Call("subagent", {"name": "child", "prompt": "Check it."}, "go"),)),
+            Turn.text("GOT {{go.result}}"),
+        ],
+        "child": [Turn.text("UNRESOLVED: q?")],
+    }
+    llm = ScriptedLLM(scripts, dialect=Dialect.load("codex"), roots=["parent"], strict=True)
+    root: list[dict[str, Any]] = [{"role": "user", "content": "Prepare."}]
+    with httpx.Client(transport=httpx.MockTransport(llm.router().handler)) as client:
+        (spawn,) = _responses(client, root)["output"]
+        assert (spawn["name"], spawn["namespace"]) == ("spawn_agent", "multi_agent_v1")
+        assert json.loads(spawn["arguments"]) == {"message": "Check it."}
+        root += [{k: spawn[k] for k in ("type", "call_id", "name", "namespace", "arguments")},
+                 {"type": "function_call_output", "call_id": spawn["call_id"],
+                  "output": '{"agent_id":"thread-7","nickname":"Locke"}'}]  # fmt: skip
+        (wait,) = _responses(client, root)["output"]
+        assert (wait["name"], wait["namespace"]) == ("wait_agent", "multi_agent_v1")
+        assert json.loads(wait["arguments"]) == {"targets": ["thread-7"], "timeout_ms": 3600000}
+        assert llm.progress() == {"parent": 1, "child": 0}  # no scripted step was consumed
+        child = [{"role": "user", "content": "<environment_context/>"},
+                 {"role": "user", "content": "Check it."}]  # fmt: skip
+        (said,) = _responses(client, child)["output"]
+        assert said["content"][0]["text"] == "UNRESOLVED: q?"
+        handoff = '{"status":{"thread-7":{"completed":"UNRESOLVED: q?"}},"timed_out":false}'
+        waited = {"type": "function_call_output", "call_id": wait["call_id"], "output": handoff}
+        root += [{k: wait[k] for k in ("type", "call_id", "name", "arguments")}, waited]
+        (done,) = _responses(client, root)["output"]
+    assert done["content"][0]["text"] == f"GOT {handoff}"
+    assert llm.progress() == {"parent": 2, "child": 1}
+    assert llm.errors == [] and llm.unconsumed() == []
+
+
+def test_a_spawn_that_returned_no_agent_id_is_refused_by_name() -> None:
+    # Codex answers `unsupported call: spawn_agent` when the call lacks its namespace: the
+    # fake says so rather than sending a wait on nothing, and moves no script.
+    scripts = {"parent": [Turn(calls=(Call("subagent", {"name": "c", "prompt": "P."}),)),
+                          Turn.text("done")], "c": [Turn.text("x")]}  # fmt: skip
+    llm = ScriptedLLM(scripts, dialect=Dialect.load("codex"), roots=["parent"])
+    root: list[dict[str, Any]] = [{"role": "user", "content": "Go."}]
+    with httpx.Client(transport=httpx.MockTransport(llm.router().handler)) as client:
+        (spawn,) = _responses(client, root)["output"]
+        root += [{k: spawn[k] for k in ("type", "call_id", "name", "arguments")},
+                 {"type": "function_call_output", "call_id": spawn["call_id"],
+                  "output": "unsupported call: spawn_agent"}]  # fmt: skip
+        refused = client.post(f"{BASE_URL}/responses", json={"model": "m", "input": root})
+    assert refused.status_code == 400
+    why = "the spawn_agent result 'unsupported call: spawn_agent' lacks what wait_agent's"
+    assert why in refused.json()["error"]["message"]
+    assert llm.progress() == {"parent": 1, "c": 0}
+
+
+def test_the_second_call_is_a_tool_the_cli_declares() -> None:
+    dialect = Dialect.load("codex")
+    then = dialect.delegation.then
+    assert then is not None and then.tool in declared("codex")
+    assert then.namespace == dialect.delegation.namespace == "multi_agent_v1"
+    assert Dialect.from_json(dialect.to_json(), "hello") == dialect  # as a hello declares it
+
+
+@pytest.mark.parametrize(
+    ("then", "message"),
+    [
+        (3, "here.tools.subagent.then: write {tool: NAME"),
+        ({"arguments": {}}, "here.tools.subagent.then: write {tool: NAME"),
+        ({"tool": "spawn"}, "here.tools.subagent.then.tool: the second call is another tool"),
+        ({"tool": "ask"}, "here.tools: two scenario tools spelled as one runtime tool"),
+        ({"tool": "wait", "namespace": 1}, "here.tools.subagent.then.namespace: the namespace"),
+    ],
+)
+def test_a_bad_second_call_is_refused_by_name(then: Any, message: str) -> None:
+    tools = {DELEGATION_TOOL: {"tool": "spawn", "arguments": {"m": "{prompt}"}, "then": then},
+             ASK_TOOL: {"tool": "ask"}}  # fmt: skip
+    with pytest.raises(DialectError) as info:
+        Dialect.from_json({"tools": tools}, "here")
+    assert message in str(info.value)

@@ -1,5 +1,5 @@
 """Choosing the runtime under test: `reference`, `node-dsh`, `claude-code`, `qwen-code`,
-`jsonl:COMMAND` for any
+`opencode`, `codex`, `jsonl:COMMAND` for any
 process that speaks the JSON-lines protocol, or `module:factory` for a Python adapter."""
 
 from __future__ import annotations
@@ -13,9 +13,12 @@ from pathlib import Path
 from harness.adapters.reference import ReferenceAdapter
 from harness.contract import Adapter, AdapterError, is_reference
 
-NAMED = ("reference", "node-dsh", "claude-code", "qwen-code")
+NAMED = ("reference", "node-dsh", "claude-code", "qwen-code", "opencode", "codex")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
-FORMS = "reference, node-dsh, claude-code, qwen-code, jsonl:COMMAND or module:factory"
+FORMS = (
+    "reference, node-dsh, claude-code, qwen-code, opencode, codex, jsonl:COMMAND or "
+    "module:factory"
+)
 
 
 def open_adapter(spec: str | None, scenarios: Path | None = None) -> Adapter:
@@ -54,6 +57,14 @@ def _make(spec: str, scenarios: Path | None) -> Adapter:
         from harness.adapters._qwen_code import qwen_code
 
         return qwen_code(scenarios)
+    if spec == "opencode":
+        from harness.adapters._opencode import opencode
+
+        return opencode(scenarios)
+    if spec == "codex":
+        from harness.adapters._codex import codex
+
+        return codex(scenarios)
     if spec.startswith("jsonl:"):
         # Split as a POSIX shell would (quotes, backslashes) but run without one: no pipes,
         # globs or $VARS. Leading NAME=value words set the process's environment, as `env`

@@ -47,6 +47,7 @@ def add_options(command: Any) -> None:
         default=None,
         metavar="SPEC",
         help="the runtime under test: reference (default), node-dsh, claude-code, qwen-code, "
+        "opencode, codex, "
         "jsonl:COMMAND (any process speaking the JSON-lines protocol) or module:factory (a "
         "Python adapter)",
     )

@@ -16,7 +16,15 @@ A template is JSON. In it:
   list FIELD, each item's fields in scope (`"$defaults": {...}` fills in what an item lacks);
   with no FIELD at all, its key is left out;
 - anything else is sent as written.
-A spelling's own `defaults` fill in what the scripted arguments lack.
+A spelling's own `defaults` fill in what the scripted arguments lack, and its `namespace`
+(Responses only) is sent on the call as the runtime's namespaced tools need it.
+
+A delegation that takes two calls (Codex: `spawn_agent`, whose result is an agent id, then
+`wait_agent` on it, whose result is the child's handoff) says so with `then`: a spelling
+filled from the first call's result (its fields when it is a JSON object, and `{result}`,
+the whole text). The fake sends it as the agent's next reply, when the request carrying
+that result comes, without consuming a scripted step; the delegation's label then names
+the second call, so `{{LABEL.result}}` is the handoff.
 """
 
 from __future__ import annotations
@@ -58,6 +66,7 @@ class Spelling:
     tool: str
     arguments: Mapping[str, Any] | None = None
     defaults: Mapping[str, Any] = field(default_factory=dict)
+    namespace: str | None = None  # the Responses namespace the runtime's tool lives in
 
     def spell(self, args: Mapping[str, Any]) -> dict[str, Any] | None:
         """The runtime's arguments for scripted `args`, or None when the template needs a
@@ -76,12 +85,17 @@ class Spelling:
             out["arguments"] = self.arguments
         if self.defaults:
             out["defaults"] = dict(self.defaults)
+        if self.namespace is not None:
+            out["namespace"] = self.namespace
         return out
 
     @classmethod
-    def from_json(cls, value: Any, where: str, default_tool: str) -> Spelling:
+    def from_json(
+        cls, value: Any, where: str, default_tool: str, extra: frozenset[str] = frozenset()
+    ) -> Spelling:
         """Parse a declared spelling; DialectError names `where` and the fix."""
-        if not isinstance(value, dict) or set(value) - {"tool", "arguments", "defaults"}:
+        keys = {"tool", "arguments", "defaults", "namespace"} | extra
+        if not isinstance(value, dict) or set(value) - keys:
             raise DialectError(f"{where}: write {{tool: NAME, arguments: {{...}}}}")
         tool = value.get("tool", default_tool)
         if not isinstance(tool, str) or not tool:
@@ -93,7 +107,10 @@ class Spelling:
             raise DialectError(f"{where}.defaults: a JSON object of field values")
         if arguments is not None:
             _check(arguments, f"{where}.arguments")
-        return cls(tool, arguments, defaults)
+        namespace = value.get("namespace")
+        if namespace is not None and (not isinstance(namespace, str) or not namespace):
+            raise DialectError(f"{where}.namespace: the namespace tool's name, a string")
+        return cls(tool, arguments, defaults, namespace)
 
 
 @dataclass(frozen=True)
@@ -105,16 +122,48 @@ class Delegation(Spelling):
     """
 
     tool: str = DELEGATION_TOOL
+    # The second call of a delegation in two (filled from the first call's result).
+    then: Spelling | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out = super().to_json()
+        if self.then is not None:
+            out["then"] = self.then.to_json()
+        return out
 
     @classmethod
-    def from_json(cls, value: Any, where: str, default_tool: str = DELEGATION_TOOL) -> Delegation:
-        parsed = Spelling.from_json(value, where, default_tool)
+    def from_json(
+        cls,
+        value: Any,
+        where: str,
+        default_tool: str = DELEGATION_TOOL,
+        extra: frozenset[str] = frozenset(),
+    ) -> Delegation:
+        parsed = Spelling.from_json(value, where, default_tool, frozenset({"then"}))
         if parsed.arguments is not None and "{prompt}" not in "".join(_strings(parsed.arguments)):
             raise DialectError(
                 f"{where}.arguments: no string carries {{prompt}}; the child's task must "
                 "reach it verbatim, since that is how its requests are recognised"
             )
-        return cls(parsed.tool, parsed.arguments, parsed.defaults)
+        declared, then = value.get("then"), None
+        if declared is not None:
+            if not isinstance(declared, dict) or "tool" not in declared:
+                raise DialectError(f"{where}.then: write {{tool: NAME, arguments: {{...}}}}")
+            then = Spelling.from_json(declared, f"{where}.then", "")
+            if then.tool == parsed.tool:
+                raise DialectError(f"{where}.then.tool: the second call is another tool")
+        return cls(parsed.tool, parsed.arguments, parsed.defaults, parsed.namespace, then)
+
+    def follow(self, result: str) -> dict[str, Any] | None:
+        """The `then` call's arguments, filled from the first call's result (its fields
+        when it is a JSON object, and `result`, the whole text); None when they cannot be."""
+        assert self.then is not None
+        try:
+            fields = json.loads(result)
+        except ValueError:
+            fields = None
+        scope = {**(fields if isinstance(fields, dict) else {}), "result": result}
+        return self.then.spell(scope)
 
     def spell(self, args: Mapping[str, Any]) -> dict[str, Any] | None:
         """None also when the scripted arguments lack a string name and prompt: a child is
@@ -239,6 +288,9 @@ class Dialect:
                 kind = Delegation if tool == DELEGATION_TOOL else Spelling
                 spellings[tool] = kind.from_json(tools[tool], f"{where}.tools.{tool}", tool)
         runtime = [s.tool for s in spellings.values()]
+        delegation = spellings.get(DELEGATION_TOOL)
+        if isinstance(delegation, Delegation) and delegation.then is not None:
+            runtime.append(delegation.then.tool)  # its second call is no other tool either
         if len(set(runtime)) != len(runtime):
             raise DialectError(f"{where}.tools: two scenario tools spelled as one runtime tool")
         cannot = value.get("cannot", {})

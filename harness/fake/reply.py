@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.fake.dialect import DELEGATION_TOOL, Dialect
+from harness.fake.dialect import DELEGATION_TOOL, Dialect, Spelling
 from harness.fake.routing import message_text
 from harness.fake.script import MalformedArguments, UnresolvedTemplate
 from harness.scenario import Call, Turn, _template
@@ -26,6 +26,8 @@ class AgentState:
     cursor: int = 0
     issued: dict[str, str] = field(default_factory=dict)  # label -> call id
     calls: dict[str, Call] = field(default_factory=dict)  # label -> scripted call
+    # Delegations in two calls whose second is still to be sent: first call id -> its label.
+    following: dict[str, str | None] = field(default_factory=dict)
     # The conversation as of the last reply served (check_history): what the next request
     # must begin with, system messages aside. Once the script is done it is kept as
     # compressed JSON (under half the text, a small part of the parsed objects): such an
@@ -125,15 +127,71 @@ def render(
             if call.label is not None:
                 state.issued[call.label] = call_id
                 state.calls[call.label] = call
-            tool_calls.append(
-                {
-                    "id": call_id,
-                    "type": "function",
-                    "function": {"name": tool, "arguments": text},
-                }
-            )
+            spelling = dialect.spelling(call.tool)
+            tool_calls.append(_tool_call(call_id, tool, text, spelling))
+            if call.tool == DELEGATION_TOOL and dialect.delegation.then is not None:
+                state.following[call_id] = call.label
         message["tool_calls"] = tool_calls
     return message, delegations
+
+
+def follow_up(
+    agent: str,
+    step: int,
+    state: AgentState,
+    messages: list[Any],
+    dialect: Dialect,
+    next_call_id: Callable[[], str],
+) -> dict[str, Any]:
+    """The second call of each delegation in two calls the agent's last reply made (the
+    dialect's `then`), filled from the first call's result this request carries; no
+    scripted step is consumed. The delegation's label names the second call from now on,
+    so a template's `{{LABEL.result}}` is the handoff."""
+    delegation = dialect.delegation
+    assert delegation.then is not None
+    results = {
+        m.get("tool_call_id"): _result_text(m.get("content"))
+        for m in messages
+        if isinstance(m, dict) and m.get("role") == "tool"
+    }
+    where = f"agent {agent}, step {step}"
+    spelled = []
+    for first in state.following:
+        result = results.get(first)
+        if not isinstance(result, str):
+            raise UnresolvedTemplate(
+                f"{where}: the request carries no result for {delegation.tool} call {first}, "
+                f"which {delegation.then.tool} is filled from; the runtime must send it back",
+                agent=agent,
+                step=step,
+            )
+        args = delegation.follow(result)
+        if args is None:
+            raise MalformedArguments(
+                f"{where}: the {delegation.tool} result {result[:160]!r} lacks what "
+                f"{delegation.then.tool}'s template needs; did the runtime refuse the call?",
+                agent=agent,
+                step=step,
+            )
+        spelled.append(_arguments(agent, step, 1, delegation.then.tool, args))
+    tool_calls = []
+    for label, text in zip(state.following.values(), spelled, strict=True):
+        call_id = next_call_id()
+        if label is not None:
+            state.issued[label] = call_id
+        tool_calls.append(_tool_call(call_id, delegation.then.tool, text, delegation.then))
+    state.following.clear()
+    return {"role": "assistant", "content": None, "tool_calls": tool_calls}
+
+
+def _tool_call(call_id: str, tool: str, text: str, spelling: Spelling | None) -> dict[str, Any]:
+    """A call as the assistant message carries it; a namespaced tool's namespace beside its
+    function (the Responses wire sends it on the item, which Codex requires)."""
+    call: dict[str, Any] = {"id": call_id, "type": "function",
+                            "function": {"name": tool, "arguments": text}}  # fmt: skip
+    if spelling is not None and spelling.namespace is not None:
+        call["namespace"] = spelling.namespace
+    return call
 
 
 def _spell(

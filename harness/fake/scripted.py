@@ -31,7 +31,7 @@ from harness.contract import AGENT_HEADER, CapturedRequest
 from harness.fake.dialect import REFERENCE_DELEGATION, Delegation, Dialect
 from harness.fake.endpoints import endpoint_for
 from harness.fake.record import PrefixLog, Record
-from harness.fake.reply import AgentState, Finished, render
+from harness.fake.reply import AgentState, Finished, follow_up, render
 from harness.fake.request import (
     check_credentials,
     check_declared,
@@ -180,7 +180,7 @@ class ScriptedLLM:
         except ScriptError:
             return  # complete() reports it, once
         state = self._state.get(agent)
-        if state is not None:
+        if state is not None and not state.following:  # a delegation's second call: no step
             await self.before_turn(agent, state.cursor + 1)
 
     # -- the endpoint -----------------------------------------------------------------
@@ -245,6 +245,15 @@ class ScriptedLLM:
         script = self.scripts[agent]
         history = state.history() if self.check_history and state.served else None
         messages = checked_messages(agent, step, body, history)
+
+        def next_call_id() -> str:
+            self._call_ids += 1  # one counter, whatever the wire spells it as
+            return f"{call_prefix}{self._call_ids}"
+
+        if state.following:  # the second call of a delegation in two (the dialect's `then`)
+            step = state.cursor  # the delegation's step, served again in its second call
+            message = follow_up(agent, step, state, messages, self.dialect, next_call_id)
+            return agent, step, self._served(agent, step, body, messages, message, [])
         if state.cursor >= len(script):
             raise ScriptExhausted(
                 f"agent {agent} asked for step {step}, but its script has only "
@@ -253,25 +262,34 @@ class ScriptedLLM:
                 agent=agent,
                 step=step,
             )
-
-        def next_call_id() -> str:
-            self._call_ids += 1  # one counter, whatever the wire spells it as
-            return f"{call_prefix}{self._call_ids}"
-
         message, delegations = render(
             agent, step, state, script[state.cursor], messages, self.dialect, next_call_id
         )
+        return agent, step, self._served(agent, step, body, messages, message, delegations)
+
+    def _served(
+        self,
+        agent: str,
+        step: int,
+        body: Any,
+        messages: list[Any],
+        message: dict[str, Any],
+        delegations: list[tuple[str, str]],
+    ) -> dict[str, Any]:
+        """`message`, checked and recorded as the reply `agent` is about to be sent: a new
+        step moves its script on; a delegation's second call (`step` already served) not."""
         if self.strict:
             check_declared(agent, step, message, body)
         # Only a reply that will be sent may open delegations for routing.
         self.routes.issued(agent, message, delegations)
-        state.cursor += 1
+        state = self._state[agent]
+        state.cursor = max(state.cursor, step)
         if self.check_history:
             said = [m for m in messages if not (isinstance(m, dict) and m.get("role") == "system")]
             state.served = [*said, message]
-            if state.cursor == len(script):
+            if state.cursor == len(self.scripts[agent]) and not state.following:
                 self._finished.add(state)
-        return agent, step, message
+        return message
 
     def progress(self) -> dict[str, int]:
         """Steps served so far, per scripted agent: where each conversation has got to,

@@ -28,7 +28,8 @@ def _describe(event: dict[str, Any]) -> str:
         said = f"says {_clip(event['content'])!r}" if event.get("content") else ""
         return "assistant " + "; ".join(filter(None, [said, *(f"calls {c}" for c in calls)]))
     if kind == "tool/result":
-        code = f" [{event['error']['code']}]" if event.get("is_error") else ""
+        # An error with no code (a foreign runtime's own refusal) is still shown as one.
+        code = f" [{event['error']['code'] or 'error'}]" if event.get("is_error") else ""
         return f"{event['tool']}({event['call_id']}) ->{code} {_clip(event['content'])}"
     if kind == "plan/mode":
         return f"plan mode {'on' if event['active'] else 'off'}"

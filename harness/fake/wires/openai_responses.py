@@ -16,8 +16,11 @@ The translation, and what does not carry over:
 - `reasoning` items are left out: the fake never sends any;
 - `previous_response_id` and `conversation` are refused: the fake keeps no responses, so a
   runtime must send the whole conversation each time (`store: false`, as Codex does);
-- only `function` tools are declared to the checks and the prefix log; a built-in tool
-  (`web_search`, `local_shell`, ...) is taken and left out, since no script can call it.
+- only `function` tools are declared to the checks and the prefix log, a `namespace`
+  tool's functions among them (Codex keeps `spawn_agent` and `wait_agent` in one); a
+  built-in tool (`web_search`, `local_shell`, ...) is taken and left out, since no script
+  can call it. A call to a namespaced tool carries its `namespace` on the output item (the
+  dialect's spelling says which), as a runtime needs to find the tool.
 """
 
 from __future__ import annotations
@@ -56,7 +59,20 @@ def conversation(body: Any, *, strict: bool, agent: str | None) -> dict[str, Any
         items = [{"role": "user", "content": items}]
     out["messages"] = messages + _translated(items)
     if body.get("tools") is not None:
-        out["tools"] = [_function(t) for t in body["tools"] if t["type"] == "function"]
+        out["tools"] = [_function(t) for t in _functions(body["tools"])]
+    return out
+
+
+def _functions(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The function tools declared, a namespace's own in its place."""
+    out = []
+    for tool in tools:
+        if tool["type"] == "function":
+            out.append(tool)
+        elif tool["type"] == "namespace" and isinstance(tool.get("tools"), list):
+            inner = [t for t in tool["tools"] if isinstance(t, dict)]
+            out += [t for t in inner if isinstance(t.get("name"), str)
+                    and t.get("type", "function") == "function"]  # fmt: skip
     return out
 
 
@@ -176,9 +192,12 @@ def items(message: dict[str, Any], serial: int) -> list[dict[str, Any]]:
                     "role": "assistant", "content": [text]})  # fmt: skip
     for call in message.get("tool_calls") or ():
         function = call["function"]
-        out.append({"id": "fc_" + call["id"].removeprefix("call_"), "type": "function_call",
-                    "status": "completed", "call_id": call["id"], "name": function["name"],
-                    "arguments": function["arguments"]})  # fmt: skip
+        item = {"id": "fc_" + call["id"].removeprefix("call_"), "type": "function_call",
+                "status": "completed", "call_id": call["id"], "name": function["name"],
+                "arguments": function["arguments"]}  # fmt: skip
+        if "namespace" in call:
+            item["namespace"] = call["namespace"]
+        out.append(item)
     return out
 
 
