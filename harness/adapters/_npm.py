@@ -30,11 +30,20 @@ def adapter_dir(name: str, marker: str, scenarios: Path | None) -> Path:
 
 
 def npm_settings(root: Path) -> dict[str, str]:
-    """npm's (and pnpm's) cache, logs and user configuration, inside the adapter's folder."""
+    """npm's (and pnpm's) cache, logs and user configuration, inside the adapter's folder;
+    and a home of the install's own there, with its XDG dirs, for what a package's
+    postinstall writes (opencode-ai's runs `opencode --version`, which makes opencode's
+    config, data, cache and state dirs under $HOME: the user's, otherwise)."""
+    home = root / ".install-home"
     return {
         "npm_config_cache": str(root / ".npm-cache"),
         "npm_config_userconfig": str(root / ".npmrc-user"),  # none: nothing is configured
         "npm_config_update_notifier": "false",
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
     }
 
 
