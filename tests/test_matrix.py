@@ -65,6 +65,8 @@ def test_markdown_names_the_command_and_each_runtime(
     assert shown[0].startswith("Made by `harness matrix --adapter reference`.")
     assert "| reference | keyless-harness reference runtime (harness.runtime) |" in shown
     assert "| delegated-question-handoff | upstream |" in shown
+    # A CLI no adapter can run is named under the table, with why.
+    assert shown[-1].startswith("- Gemini CLI (@google/gemini-cli 0.61.0): it removes its human")
 
 
 def test_a_runtime_named_twice_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
@@ -80,5 +82,5 @@ def test_the_committed_markdown_is_the_committed_json() -> None:
     table = json.loads((ROOT / "adapters" / "matrix.json").read_text("utf-8"))
     assert (ROOT / "adapters" / "MATRIX.md").read_text("utf-8") == markdown(table)
     names = [c["adapter"] for c in table["columns"]]
-    assert names == ["reference", "node-dsh", "claude-code", "qwen-code"]
+    assert names == ["reference", "node-dsh", "claude-code", "qwen-code", "opencode", "codex"]
     assert table["scenarios"] == sorted(SCENARIOS)

@@ -16,8 +16,7 @@ from harness.contract import Adapter, AdapterError, is_reference
 NAMED = ("reference", "node-dsh", "claude-code", "qwen-code", "opencode", "codex")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
 FORMS = (
-    "reference, node-dsh, claude-code, qwen-code, opencode, codex, jsonl:COMMAND or "
-    "module:factory"
+    "reference, node-dsh, claude-code, qwen-code, opencode, codex, jsonl:COMMAND or module:factory"
 )
 
 

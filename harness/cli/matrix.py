@@ -20,6 +20,13 @@ if TYPE_CHECKING:
     from harness.run import Ran
 
 DEFAULT_ADAPTERS = ("reference",)
+# Agent CLIs with subagents and a human tool that no adapter can run, each with why: stated
+# under every table, so a reader looking for one learns why it has no column.
+NOT_RUN = {
+    "Gemini CLI (@google/gemini-cli 0.61.0)": "it removes its human tool, ask_user, in "
+    "non-interactive mode, so neither a root's nor a child's ask can be made headless: the "
+    "rule cannot be exercised there",
+}
 # What a runtime line says of the machine it ran on, not of the runtime: left out of the
 # table, so that it reads the same wherever the runtimes are the same.
 _MACHINE = re.compile(r", (offline \(a network namespace[^)]*\)|on this host's network.*)$|"
@@ -73,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
         columns.append({"adapter": name, "runtime": runtime,
                         "cells": {r.result.scenario.id: _cell(r) for r in results}})  # fmt: skip
     table = {"command": "harness matrix " + " ".join(f"--adapter {s}" for s in specs),
-             "columns": columns, "scenarios": [s.id for s in scenarios]}  # fmt: skip
+             "columns": columns, "scenarios": [s.id for s in scenarios],
+             "not_run": dict(NOT_RUN)}  # fmt: skip
     if args.format == "json":
         shown = json.dumps(table, indent=2, ensure_ascii=False) + "\n"
     else:
@@ -148,6 +156,9 @@ def markdown(table: dict[str, Any]) -> str:
     for sid in table["scenarios"]:
         cells = [_md(c["cells"].get(sid, "")) for c in columns]
         lines.append(f"| {sid} | " + " | ".join(cells) + " |")
+    if table.get("not_run"):
+        lines += ["", "Not in the table:", ""]
+        lines += [f"- {name}: {why}." for name, why in table["not_run"].items()]
     return "\n".join(lines) + "\n"
 
 
