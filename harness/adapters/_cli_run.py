@@ -1,13 +1,14 @@
-"""One scenario on a foreign CLI that writes stream-json events (Claude Code, Qwen Code):
-its phases in order, one CLI process each, in a fresh folder, offline where Linux allows
-(harness.adapters._offline); what the CLI writes read as it comes (_claude_observe.Stream);
-and a hang decided by quiescence: the human end holds a question it will never answer, no
-request is in flight at the fake, and every agent still going waits on the human or on a
-child that does (`wait_for`). Never by a timeout: the
-backstop ends anything else as an error that says nothing hung.
+"""One scenario on a foreign CLI that writes JSON events on stdout (Claude Code, Qwen Code,
+opencode, Codex): its phases in order, one CLI process each, in a fresh folder, offline
+where Linux allows (harness.adapters._offline); what the CLI writes read as it comes, by
+the CLI's own `Reader`; and a hang decided by quiescence: a question waits on a human who
+will never answer it (the human end holds it, or the CLI never let it reach the human end:
+`Cli.unasked`), no request is in flight at the fake, and every agent still going waits on
+the human or on a child that does (`wait_for`). Never by a timeout: the backstop ends
+anything else as an error that says nothing hung.
 
-What differs per CLI is its `Cli`: the command, the environment (built from nothing), the
-first message on stdin if it takes one, and its control channel if it has one.
+What differs per CLI is its `Cli`: the command, the environment (built from nothing), its
+reader, the first lines on stdin if it takes any, and its control channel if it has one.
 """
 
 from __future__ import annotations
