@@ -3,7 +3,8 @@ lockfile, keyless and offline. Hosted (SDK mode, the adapter as the human), a ch
 hangs, decided by quiescence and shown with its wait-for graph, and a root's ask reaches the
 host; headless (`-p`), a child's ask comes back as a plain, non-error result. Both are known
 failures of the rule, with the issues that report them. What it keeps of the rule in its
-own words passes; what it cannot express is skipped with the reason."""
+own words passes; what it cannot express is skipped with the reason. Its one extra request,
+a memory extraction, is a dialect side request (tests/test_dialects.py)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import pytest
 from harness.adapters._offline import unavailable
 from harness.adapters._qwen_code import QwenCode, adapter_dir
 from harness.cli import main
-from harness.contract import SENTINEL_KEY, RunOptions
+from harness.contract import SENTINEL_KEY, Observation, RunOptions
 from harness.run import RULE, judge
 from tests.conftest import SCENARIOS
 
@@ -67,6 +68,28 @@ def test_headless_a_childs_ask_comes_back_unasked_and_not_as_an_error(qwen: Qwen
     # Keyless: the sentinel as its bearer token, on every request.
     tokens = {v for r in observed.requests for k, v in r.headers if k.lower() == "authorization"}
     assert tokens == {f"Bearer {SENTINEL_KEY}"}
+    # The dialect, as the CLI sent it back in its history: the delegation is its `agent`
+    # tool, and the ask its `ask_user_question`, with the header it requires (none was
+    # scripted, and Qwen Code refuses one over 12 characters, which an id can be).
+    (spawn,) = _calls(observed, "parent")
+    assert spawn["name"] == "agent"
+    assert json.loads(spawn["arguments"]) == {
+        "description": "child", "subagent_type": "general-purpose",
+        "prompt": SCENARIOS["child-no-answerer"].agents["parent"].script[0].calls[0].args["prompt"],
+    }  # fmt: skip
+    (ask,) = _calls(observed, "child")
+    assert ask["name"] == "ask_user_question"
+    assert json.loads(ask["arguments"])["questions"] == [{
+        "question": "Should deployment use the CUDA fallback?", "header": "Question",
+        "options": [{"label": "Yes", "description": "Yes"}, {"label": "No", "description": "No"}],
+    }]  # fmt: skip
+
+
+def _calls(observed: Observation, agent: str) -> list[dict[str, str]]:
+    """The calls the fake made for `agent`, as its last request carries them back."""
+    last = [r.body for r in observed.requests if r.agent == agent][-1]
+    said = [m for m in last["messages"] if m.get("role") == "assistant"]
+    return [c["function"] for m in said for c in m.get("tool_calls") or ()]
 
 
 def test_a_childs_events_are_read_from_its_stream(tmp_path: Path) -> None:
