@@ -88,3 +88,16 @@ def test_malformed_arguments(args: Any, why: str) -> None:
     (message,) = result.mismatches
     assert message.startswith("agent child, step 1, call 1 (ask_user_question): ")
     assert why in message
+
+
+def test_a_question_the_scripted_human_has_no_answer_for() -> None:
+    # The runtime turns whatever a provider throws into a tool error (root-provider-fails),
+    # so the scenario's own mistake is said by the run's outcome, not lost in a mismatch.
+    scenario = SCENARIOS["live-root-answered"]
+    world = dataclasses.replace(scenario.world, answers={})
+    result = run_scenario(dataclasses.replace(scenario, world=world))
+    assert (result.observation.outcome, result.observation.error) == (
+        "error",
+        "UnscriptedQuestion: scripted human has no answer for question(s) cuda-fallback; add "
+        "them under world.answers",
+    )

@@ -29,13 +29,13 @@ export class Answerer {
     if (!isObject(answers)) throw new ScenarioError("world.answers must map question ids to answers");
     this.answers = new Map();
     for (const [id, reply] of Object.entries(answers)) {
-      if (reply === "dismiss") {
+      if (reply === "dismiss" || reply === "fail") {
         this.answers.set(id, reply);
         continue;
       }
       const items = Array.isArray(reply) ? reply : [reply];
       if (!items.every((a) => isObject(a) && Array.isArray(a.selected))) {
-        throw new ScenarioError(`world.answers.${id} must be {selected: [...], custom?}, a list of them, or dismiss`);
+        throw new ScenarioError(`world.answers.${id} must be {selected: [...], custom?}, a list of them, dismiss or fail`);
       }
       this.answers.set(
         id,
@@ -71,6 +71,10 @@ export class Answerer {
       throw new UnscriptedQuestion(
         `scripted human has no answer for question(s) ${missing.join(", ")}; add them under world.answers`,
       );
+    }
+    if (questions.some((q) => this.answers.get(q.id) === "fail")) {
+      // A provider that broke: an error that is no UserQuestionError.
+      throw new Error("the user-questions provider failed");
     }
     if (questions.some((q) => this.answers.get(q.id) === "dismiss")) {
       // Closing the question rejects the whole wait, as upstream's UI host does.

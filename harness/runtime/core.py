@@ -50,7 +50,7 @@ class Runtime:
         self.plan_mode = frozenset(plan_mode)
         self.waits = waits if waits is not None else WaitGraph()
 
-    async def start(self, session_id: str, prompt: str) -> str | None:
+    async def start(self, session_id: str, prompt: str) -> str:
         """Start a top-level runtime root in a new session."""
         session = self.store.create(SessionHeader(id=session_id))
         try:
@@ -58,7 +58,7 @@ class Runtime:
         finally:
             self.store.flush()  # a top-level run's end is a phase end: its log is durable
 
-    async def resume(self, session_id: str, prompt: str, owner: Agent | None = None) -> str | None:
+    async def resume(self, session_id: str, prompt: str, owner: Agent | None = None) -> str:
         """Bring a stored session back as a new live agent.
 
         With no owner it is a runtime root, whatever lineage its header records.
@@ -70,9 +70,7 @@ class Runtime:
         finally:
             self.store.flush()
 
-    async def delegate(
-        self, parent: Agent, name: str, prompt: str, call_id: str = "?"
-    ) -> str | None:
+    async def delegate(self, parent: Agent, name: str, prompt: str, call_id: str = "?") -> str:
         """One-shot delegation: the child lives inside the parent's scope, so the parent owns
         it until the child's run ends."""
         assert parent.session is not None
@@ -91,7 +89,7 @@ class Runtime:
             # every exception raised anywhere below walks each level's exception state.
             return await asyncio.ensure_future(self._run(Agent(name, session), parent, prompt))
 
-    async def _run(self, agent: Agent, owner: Agent | None, prompt: str) -> str | None:
+    async def _run(self, agent: Agent, owner: Agent | None, prompt: str) -> str:
         assert agent.session is not None
         if plan_mode_logged(agent.session.events) is None and agent.id in self.plan_mode:
             set_plan_mode(agent, True)

@@ -30,9 +30,11 @@ def system_prompt(header: SessionHeader) -> str:
     return CHILD_PROMPT if header.origin == "subagent" else ROOT_PROMPT
 
 
-async def run_agent(rt: Runtime, agent: Agent, prompt: str) -> str | None:
-    """Run one agent to its final text. Returns its last non-empty assistant message of
-    this run (the handoff, for a child), or None if it never said anything."""
+async def run_agent(rt: Runtime, agent: Agent, prompt: str) -> str:
+    """Run one agent to its end. Returns its output, as upstream selects a child's: the text
+    of its last assistant message of this run with any content (text or tool calls), so ""
+    when that message only called tools, or when it said nothing at all (the handoff, for a
+    child: an empty one is still a success)."""
     session = agent.session
     assert session is not None, "a running agent always has a session"
     session.append({"type": "message/user", "content": prompt})
@@ -40,7 +42,7 @@ async def run_agent(rt: Runtime, agent: Agent, prompt: str) -> str | None:
         {"role": "system", "content": system_prompt(session.header)},
         *session.messages(),
     ]
-    final: str | None = None
+    output = ""
     for turn in range(1, rt.max_turns + 1):
         begin_step(agent)
         try:
@@ -53,10 +55,10 @@ async def run_agent(rt: Runtime, agent: Agent, prompt: str) -> str | None:
             {"type": "message/assistant", "content": reply.content, "tool_calls": calls}
         )
         messages.extend(to_messages([event]))
-        if reply.content:
-            final = reply.content
+        if reply.content or reply.tool_calls:  # an empty message replaces no earlier output
+            output = reply.content or ""
         if not reply.tool_calls:
-            return final
+            return output
         for call in reply.tool_calls:
             rt.waits.positions[agent.id] = f"turn {turn}, tool call {call.id} ({call.name})"
             result = await execute(rt, agent, call)
@@ -89,6 +91,11 @@ async def execute(rt: Runtime, agent: Agent, call: ToolCall) -> ToolResult:
         return await tool.run(ctx, args)
     except ToolArgumentError as exc:
         return ToolResult.failed("ToolError", "BAD_ARGUMENTS", str(exc))
+    except Exception as exc:
+        # Whatever else a tool throws (a user-questions provider that broke, say) is the
+        # model's to read, and the loop goes on: upstream's tool registry turns any throw
+        # into `Error: <message>`. A plain error: no name or code of its own.
+        return ToolResult.failed("Error", "", str(exc))
 
 
 def result_event(call: ToolCall, result: ToolResult) -> dict[str, Any]:

@@ -366,8 +366,10 @@ def _match(doc: dict[str, Any]) -> TextMatch:
 
 
 def _reply(qid: str, doc: Any) -> Reply:
-    """world.answers' three spellings: one answer, a list of them, or `dismiss`."""
+    """world.answers' four spellings: one answer, a list of them, `dismiss` or `fail`."""
     if doc == "dismiss":
         return Reply(dismissed=True)
+    if doc == "fail":
+        return Reply(failed=True)
     items = doc if isinstance(doc, list) else [doc]
     return Reply(tuple(Answer(qid, tuple(a["selected"]), a.get("custom")) for a in items))

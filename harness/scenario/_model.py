@@ -41,10 +41,12 @@ DEFAULT_GUARD = "runtime-ownership"
 class Reply:
     """The scripted human's reply to one question: its answer items (usually one; none or
     duplicates are what a careless UI might send), or dismissed, closing the question
-    instead of answering it."""
+    instead of answering it, or failed: the provider itself throws (a UI that broke), an
+    error that is no UserQuestionError."""
 
     items: tuple[Answer, ...] = ()
     dismissed: bool = False
+    failed: bool = False
 
 
 @dataclass(frozen=True)

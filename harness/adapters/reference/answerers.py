@@ -38,6 +38,14 @@ class UnscriptedQuestion(Exception):
     """The scripted human was asked something the scenario gives no answer for."""
 
 
+class ProviderFailure(Exception):
+    """A provider that broke (`fail` in world.answers): an error that is no
+    UserQuestionError, which the runtime must turn into a tool error, as upstream's does."""
+
+    def __init__(self) -> None:
+        super().__init__("the user-questions provider failed")
+
+
 @dataclass
 class _Recording:
     calls: list[AnswerCall] = field(default_factory=list)
@@ -56,6 +64,10 @@ class _Recording:
 class ScriptedHuman(_Recording):
     answers: Mapping[str, Reply] = field(default_factory=dict)
     delay: float = 0.0  # seconds before the human answers; a late answer is not a hang
+    # Set when it was asked what the scenario gives no answer for: the run is then an error
+    # that says so, whatever the runtime made of the exception (a provider's failure is a
+    # tool error to it, as to upstream's).
+    unscripted: str | None = None
     kind = "scripted"
 
     async def answer(self, request: AskUserQuestionRequest) -> Sequence[Answer]:
@@ -64,11 +76,14 @@ class ScriptedHuman(_Recording):
             await asyncio.sleep(self.delay)
         missing = [q.id for q in request.questions if q.id not in self.answers]
         if missing:
-            raise UnscriptedQuestion(
+            self.unscripted = (
                 f"scripted human has no answer for question(s) {', '.join(missing)}; add them "
                 "under world.answers"
             )
+            raise UnscriptedQuestion(self.unscripted)
         replies = [self.answers[q.id] for q in request.questions]
+        if any(r.failed for r in replies):
+            raise ProviderFailure
         if any(r.dismissed for r in replies):
             # Closing the question rejects the whole wait, as upstream's UI does.
             raise UserQuestionError(ASK_CANCELLED)

@@ -42,6 +42,9 @@ def observe_scenario(
     with SessionStore(store_dir, clock=lambda: _FROZEN) as store:
         world = LiveWorld.build(scenario, store, guard=guard, wire=wire, created=FROZEN_EPOCH)
         outcome, error = run_on_loop(_run_phases(world, backstop), detector=detector)
+        unscripted = getattr(world.answerer, "unscripted", None)
+        if unscripted is not None:  # the scenario's mistake, not the runtime's: said as such
+            outcome, error = "error", f"UnscriptedQuestion: {unscripted}"
         return observe(world, outcome, error)
 
 

@@ -54,8 +54,4 @@ class SubagentTool:
             return ToolResult.failed("SubagentError", "SESSION_EXISTS", str(exc))
         except AgentRunError as exc:
             return ToolResult.failed("SubagentError", "SUBAGENT_FAILED", str(exc))
-        if handoff is None:
-            return ToolResult.failed(
-                "SubagentError", "NO_HANDOFF", f"subagent {child} finished without a final message"
-            )
         return ToolResult(handoff, child=child)

@@ -5,7 +5,8 @@
 //              show the question); scripted: answer from `answers` after `delayMs`;
 //              none: register no provider at all (NO_PROVIDER for an admitted caller)
 //   answers    question id -> {selected: [...], custom?}, a list of them (that many answer
-//              items), or "dismiss" (the human closes the question: ASK_CANCELLED)
+//              items), "dismiss" (the human closes the question: ASK_CANCELLED), or "fail"
+//              (the provider itself breaks: a plain Error, no UserQuestionError)
 //   callsFile  every call that reaches the provider is appended here as one JSON line (who
 //              asked, and the questions as received), so the adapter reports what the human
 //              was shown and sees a tripwire reached the moment it happens
@@ -34,6 +35,9 @@ export function apply(ctx, config) {
       const missing = request.questions.filter((q) => !Object.hasOwn(answers, q.id)).map((q) => q.id);
       if (missing.length > 0) {
         throw new Error(`scripted human has no answer for question(s) ${missing.join(", ")}; add them under world.answers`);
+      }
+      if (request.questions.some((q) => answers[q.id] === "fail")) {
+        throw new Error("the user-questions provider failed");
       }
       if (request.questions.some((q) => answers[q.id] === "dismiss")) {
         // Closing the question rejects the whole wait, as upstream's UI host does.
