@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from harness.runtime.registry import Agent, AgentRegistry
 
@@ -55,6 +55,15 @@ class UserQuestionError(Exception):
 class Option:
     label: str
     description: str | None = None
+    # Any other keys the model gave the option, in its order: upstream passes an option
+    # object to the provider unchanged.
+    extra: tuple[tuple[str, Any], ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"label": self.label}
+        if self.description is not None:
+            out["description"] = self.description
+        return {**out, **dict(self.extra)}
 
 
 @dataclass(frozen=True)
@@ -69,6 +78,8 @@ class Question:
     question: str
     header: str | None = None
     options: tuple[Option, ...] = ()
+    # Sent only when true: upstream's tool at rc.8 passes no multiSelect for a false one
+    # (live-root-questions-as-given, on node-dsh).
     multi_select: bool = False
     detail: str | None = None
     intent: Intent | None = None
@@ -79,13 +90,7 @@ class Question:
         if self.header is not None:
             out["header"] = self.header
         if self.options:
-            out["options"] = [
-                {
-                    "label": o.label,
-                    **({} if o.description is None else {"description": o.description}),
-                }
-                for o in self.options
-            ]
+            out["options"] = [o.to_json() for o in self.options]
         if self.multi_select:
             out["multi_select"] = True
         if self.detail is not None:

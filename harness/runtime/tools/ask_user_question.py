@@ -13,7 +13,6 @@ from harness.runtime.tools._base import (
     ToolResult,
     ask_user,
     function_schema,
-    require_str,
 )
 
 NAME = "ask_user_question"
@@ -105,6 +104,9 @@ def parse_questions(args: dict[str, Any]) -> tuple[Question, ...]:
 
 
 def _question(item: Any, index: int) -> Question:
+    """One question as upstream's tool passes it on: id and question as given (an empty
+    string too), and the option objects unchanged (keys beyond label and description
+    kept). multi_select is sent only when true, as upstream's at rc.8."""
     where = f"{NAME}: questions[{index}]"
     if not isinstance(item, dict):
         raise ToolArgumentError(f"{where} must be an object")
@@ -113,11 +115,27 @@ def _question(item: Any, index: int) -> Question:
         isinstance(o, dict) and isinstance(o.get("label"), str) for o in options
     ):
         raise ToolArgumentError(f"{where}: 'options' must be an array of {{label, description}}")
-    header = item.get("header")
+    header, multi = item.get("header"), item.get("multi_select")
     return Question(
-        id=require_str(item, "id", where),
-        question=require_str(item, "question", where),
+        id=_string(item, "id", where),
+        question=_string(item, "question", where),
         header=header if isinstance(header, str) else None,
-        options=tuple(Option(o["label"], o.get("description")) for o in options),
-        multi_select=bool(item.get("multi_select", False)),
+        options=tuple(_option(o) for o in options),
+        multi_select=multi is True,
     )
+
+
+def _string(item: dict[str, Any], key: str, where: str) -> str:
+    value = item.get(key)
+    if not isinstance(value, str):  # required, and a string; upstream takes "" as given
+        raise ToolArgumentError(f"{where}: '{key}' must be a string")
+    return value
+
+
+def _option(given: dict[str, Any]) -> Option:
+    description = given.get("description")
+    extra = tuple((k, v) for k, v in given.items() if k not in ("label", "description"))
+    if description is not None and not isinstance(description, str):
+        extra = (("description", description), *extra)  # passed on as given, not read
+        description = None
+    return Option(given["label"], description, extra)
