@@ -54,7 +54,8 @@ def tree(fanout: int, depth: int) -> Scenario:
         id=f"tree-f{fanout}-d{depth}",
         title=f"generated delegation tree, fan-out {fanout}, depth {depth}",
         path=Path(f"<generated>/tree-f{fanout}-d{depth}.yaml"),
-        world=World(registry=True, answerer="tripwire"),
+        # Nesting past upstream's default cap of 3 is what a deep tree measures.
+        world=World(registry=True, answerer="tripwire", max_depth=None),
         agents=agents,
         phases=(Phase(kind="start", agent=root, prompt="Check everything."),),
         faults=(),

@@ -84,9 +84,28 @@ def test_schema_and_semantic_problems_come_together(tmp_path: Path) -> None:
 
 def test_a_section_the_schema_refused_is_not_checked_again(tmp_path: Path) -> None:
     # A broken agents section must not also produce "unknown agent" noise elsewhere.
-    text = GOOD.format(id="case").replace("script: [{say: hi}]", "script: []")
+    text = GOOD.format(id="case").replace("script: [{say: hi}]", "script: {}")
     lines = problems(write(tmp_path, text))
-    assert len(lines) == 1 and "/agents/child/script: [] should be non-empty" in lines[0]
+    assert len(lines) == 1 and "/agents/child/script: {} is not of type 'array'" in lines[0]
+
+
+def test_only_a_child_may_have_an_empty_script(tmp_path: Path) -> None:
+    # A child the runtime must refuse before it starts never asks the model anything.
+    child = GOOD.format(id="case").replace("script: [{say: hi}]", "script: []")
+    assert load_scenario(write(tmp_path, child)).agents["child"].script == ()
+    root = (
+        GOOD.format(id="case")
+        .replace(
+            "phases: [{start: parent, prompt: go}]",
+            "phases: [{start: parent, prompt: go}, {start: idle, prompt: go}]",
+        )
+        .replace("  child:\n", "  idle:\n    script: []\n  child:\n")
+    )
+    (line,) = problems(write(tmp_path, root))
+    assert (
+        ": /agents/idle/script: a root's script is empty; give it the replies it is to make "
+        "(only a child that never starts has none) (line " in line
+    )
 
 
 # -- semantic checks ---------------------------------------------------------------------

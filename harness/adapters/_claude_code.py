@@ -58,6 +58,8 @@ NOT_HERE = {
 SKIPS = {
     "exit-plan-mode-heading-rule": "a plan without a # heading: ExitPlanMode takes no plan "
     "(Claude Code reads it from its plan file), so the scripted plan cannot be sent",
+    "exit-plan-mode-empty-plan": "an empty plan: ExitPlanMode takes no plan (Claude Code "
+    "reads it from its plan file), so the scripted plan cannot be sent",
 }
 
 

@@ -33,8 +33,12 @@ class Runtime:
         max_turns: int = 32,
         plan_mode: Collection[str] = (),
         waits: WaitGraph | None = None,
+        max_depth: int | None = 3,
     ) -> None:
         self.chat = chat
+        # How deep delegation may nest (upstream's subagent tool's maxDepth, 3 by default);
+        # None: no cap.
+        self.max_depth = max_depth
         self.store = store
         self.agents = agents
         self.questions = questions

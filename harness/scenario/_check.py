@@ -167,6 +167,10 @@ def _lineage(agents: dict[str, Any], names: list[str]) -> Iterator[Problem]:
     for name in names:
         owner = agents[name].get("spawned_by")
         if owner is None:
+            if not agents[name]["script"]:  # a child's may be: one the runtime must refuse
+                why = ("a root's script is empty; give it the replies it is to make (only a "
+                       "child that never starts has none)")  # fmt: skip
+                yield f"/agents/{name}/script", why
             continue
         if owner not in agents:
             yield f"/agents/{name}/spawned_by", _unknown("agent", owner, names)

@@ -245,6 +245,7 @@ def _build(doc: dict[str, Any], path: Path) -> Scenario:
             user_questions=world.get("user_questions", "present") == "present",
             answerer=world.get("answerer", "tripwire"),
             answer_delay_ms=world.get("answer_delay_ms", 0),
+            max_depth=world.get("max_depth", 3),
             answers={qid: _reply(qid, a) for qid, a in world.get("answers", {}).items()},
         ),
         agents={

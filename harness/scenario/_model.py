@@ -56,6 +56,9 @@ class World:
     answerer: str = "tripwire"  # tripwire | scripted | unreachable | none
     answers: dict[str, Reply] = field(default_factory=dict)
     answer_delay_ms: int = 0
+    # The delegation nesting cap: upstream's subagent tool's maxDepth, 3 by default; None:
+    # none (a generated chain a thousand deep, say).
+    max_depth: int | None = 3
 
 
 @dataclass(frozen=True)

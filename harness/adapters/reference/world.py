@@ -135,6 +135,7 @@ class LiveWorld:
             tools=self.faults.tools(tools),
             waits=self.waits,
             plan_mode=[name for name, a in self.scenario.agents.items() if a.plan_mode],
+            max_depth=self.scenario.world.max_depth,
         )
 
     def chat(self, http: httpx.AsyncClient) -> ChatClient:

@@ -48,6 +48,12 @@ class SubagentTool:
                 f"{NAME}: 'name' {child!r} must be 1-64 characters of letters, digits, '.', "
                 "'_' or '-', starting with a letter or digit"
             )
+        assert ctx.agent.session is not None
+        # A child's depth is its parent's plus one; past the runtime's cap (upstream's maxDepth,
+        # 3 by default) it is refused before it starts: a plain error, as upstream's.
+        depth, cap = (ctx.agent.session.header.delegation_depth or 0) + 1, ctx.runtime.max_depth
+        if cap is not None and depth > cap:
+            return ToolResult.failed("Error", "", f"subagent depth {depth} exceeds maxDepth {cap}")
         try:
             handoff = await ctx.runtime.delegate(ctx.agent, child, prompt, ctx.call_id)
         except SessionError as exc:
