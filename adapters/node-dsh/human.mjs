@@ -29,13 +29,13 @@ export class Answerer {
     if (!isObject(answers)) throw new ScenarioError("world.answers must map question ids to answers");
     this.answers = new Map();
     for (const [id, reply] of Object.entries(answers)) {
-      if (reply === "dismiss" || reply === "fail") {
+      if (reply === "dismiss" || reply === "fail" || reply === "abort") {
         this.answers.set(id, reply);
         continue;
       }
       const items = Array.isArray(reply) ? reply : [reply];
       if (!items.every((a) => isObject(a) && Array.isArray(a.selected))) {
-        throw new ScenarioError(`world.answers.${id} must be {selected: [...], custom?}, a list of them, dismiss or fail`);
+        throw new ScenarioError(`world.answers.${id} must be {selected: [...], custom?}, a list of them, dismiss, fail or abort`);
       }
       this.answers.set(
         id,
@@ -75,6 +75,10 @@ export class Answerer {
     if (questions.some((q) => this.answers.get(q.id) === "fail")) {
       // A provider that broke: an error that is no UserQuestionError.
       throw new Error("the user-questions provider failed");
+    }
+    if (questions.some((q) => this.answers.get(q.id) === "abort")) {
+      // The provider's wait was aborted: upstream's ASK_ABORTED, passed through unchanged.
+      throw new this.UserQuestionError("ask_user_question was aborted before the user answered", "ASK_ABORTED");
     }
     if (questions.some((q) => this.answers.get(q.id) === "dismiss")) {
       // Closing the question rejects the whole wait, as upstream's UI host does.

@@ -124,9 +124,9 @@ class CliAdapter:
         from harness.adapters._reported import ProtocolError, check, observation
 
         why = self.skip(scenario)
-        if any(reply.failed for reply in scenario.world.answers.values()):
-            why = (f"a user-questions provider that breaks (`fail`): {self.label}'s human end "
-                   "is its own, which the adapter cannot make throw")  # fmt: skip
+        if any(r.failed or r.aborted for r in scenario.world.answers.values()):
+            why = (f"a user-questions provider that throws (`fail`, `abort`): {self.label}'s "
+                   "human end is its own, which the adapter cannot make throw")  # fmt: skip
         if why is not None:
             return Observation.empty(scenario.id, "skipped", why)
         folder = Path(tempfile.mkdtemp(prefix=f"{self.name}-{scenario.id}-"))

@@ -367,10 +367,13 @@ def _match(doc: dict[str, Any]) -> TextMatch:
 
 
 def _reply(qid: str, doc: Any) -> Reply:
-    """world.answers' four spellings: one answer, a list of them, `dismiss` or `fail`."""
+    """world.answers' five spellings: one answer, a list of them, `dismiss`, `fail` or
+    `abort`."""
     if doc == "dismiss":
         return Reply(dismissed=True)
     if doc == "fail":
         return Reply(failed=True)
+    if doc == "abort":
+        return Reply(aborted=True)
     items = doc if isinstance(doc, list) else [doc]
     return Reply(tuple(Answer(qid, tuple(a["selected"]), a.get("custom")) for a in items))

@@ -42,11 +42,13 @@ class Reply:
     """The scripted human's reply to one question: its answer items (usually one; none or
     duplicates are what a careless UI might send), or dismissed, closing the question
     instead of answering it, or failed: the provider itself throws (a UI that broke), an
-    error that is no UserQuestionError."""
+    error that is no UserQuestionError, or aborted: the provider throws ASK_ABORTED (its wait
+    was aborted before the human answered)."""
 
     items: tuple[Answer, ...] = ()
     dismissed: bool = False
     failed: bool = False
+    aborted: bool = False
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from harness.runtime.questions import (
+    ASK_ABORTED,
     ASK_CANCELLED,
     Answer,
     AskUserQuestionRequest,
@@ -84,6 +85,8 @@ class ScriptedHuman(_Recording):
         replies = [self.answers[q.id] for q in request.questions]
         if any(r.failed for r in replies):
             raise ProviderFailure
+        if any(r.aborted for r in replies):
+            raise UserQuestionError(ASK_ABORTED)
         if any(r.dismissed for r in replies):
             # Closing the question rejects the whole wait, as upstream's UI does.
             raise UserQuestionError(ASK_CANCELLED)

@@ -6,7 +6,8 @@
 //              none: register no provider at all (NO_PROVIDER for an admitted caller)
 //   answers    question id -> {selected: [...], custom?}, a list of them (that many answer
 //              items), "dismiss" (the human closes the question: ASK_CANCELLED), or "fail"
-//              (the provider itself breaks: a plain Error, no UserQuestionError)
+//              (the provider itself breaks: a plain Error, no UserQuestionError), or "abort"
+//              (its wait was aborted: ASK_ABORTED)
 //   callsFile  every call that reaches the provider is appended here as one JSON line (who
 //              asked, and the questions as received), so the adapter reports what the human
 //              was shown and sees a tripwire reached the moment it happens
@@ -39,9 +40,12 @@ export function apply(ctx, config) {
       if (request.questions.some((q) => answers[q.id] === "fail")) {
         throw new Error("the user-questions provider failed");
       }
+      if (request.questions.some((q) => answers[q.id] === "abort")) {
+        throw await serviceError(ctx.userQuestions, "ask_user_question was aborted before the user answered", "ASK_ABORTED");
+      }
       if (request.questions.some((q) => answers[q.id] === "dismiss")) {
         // Closing the question rejects the whole wait, as upstream's UI host does.
-        throw await cancelled(ctx.userQuestions);
+        throw await serviceError(ctx.userQuestions, "the user cancelled ask_user_question", "ASK_CANCELLED");
       }
       return {
         answers: request.questions.flatMap((q) => {
@@ -57,14 +61,15 @@ export function apply(ctx, config) {
   });
 }
 
-/** Upstream's ASK_CANCELLED, as its UI host throws it. Consumers test `instanceof
- * UserQuestionError`, so it must be the service's own class; this plugin imports nothing, so
- * the class is taken from an error the service throws (an empty batch, which asks nobody). */
-async function cancelled(service) {
+/** A UserQuestionError as upstream's UI host throws one (ASK_CANCELLED, ASK_ABORTED).
+ * Consumers test `instanceof UserQuestionError`, so it must be the service's own class; this
+ * plugin imports nothing, so the class is taken from an error the service throws (an empty
+ * batch, which asks nobody). */
+async function serviceError(service, message, code) {
   const probe = await service.ask({ questions: [] }).then(
     () => undefined,
     (error) => error,
   );
   if (probe?.code !== "EMPTY_QUESTIONS") throw new Error("the service did not refuse an empty batch");
-  return new probe.constructor("the user cancelled ask_user_question", "ASK_CANCELLED");
+  return new probe.constructor(message, code);
 }
