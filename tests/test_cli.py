@@ -184,6 +184,24 @@ def test_repro_exits_as_run_does(
     capsys.readouterr()
 
 
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (["--guard", "none"], "--guard is the reference runtime's"),
+        (["--mermaid"], "--mermaid is the reference runtime's"),
+    ],
+)
+def test_repro_on_another_runtime_refuses_the_references_own_flags(
+    flags: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Refused before any runtime starts: a foreign CLI has no guard seam or durable logs.
+    assert main(["repro", "--adapter", "codex", *flags, "live-root-answered"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert (
+        len(err) == 1 and err[0].startswith(f"harness: {said}") and "drop it or --adapter" in err[0]
+    )
+
+
 def test_repro_exits_1_for_a_scenario_that_errs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
