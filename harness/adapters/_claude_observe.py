@@ -22,16 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.adapters._cli_observe import Call, walk
+
 DELEGATION = "Agent"
 # Numbers in the trailer of a handoff that vary from run to run.
 _VARYING = re.compile(r"\b(subagent_tokens|duration_ms): \d+")
-
-
-@dataclass
-class Call:
-    agent: str
-    tool: str
-    input: dict[str, Any]
 
 
 @dataclass
@@ -158,9 +153,9 @@ class Stream:
                     self._results(message.get("content"))
         for agent, text in self.final.items():
             self.final[agent] = self.normalised(text)
-        walked: set[str] = set()
-        for root in self.roots:
-            self._walk(root, walked)
+        self.tool_errors, self.handoffs = walk(
+            self.roots, self.calls, self.children, self.handed, self.errors
+        )
         for handoff in self.handoffs:
             if self.children_in_stream and handoff["child"] not in self.final:
                 # Qwen Code streams and records no child's text, and hands back its final
@@ -172,27 +167,6 @@ class Stream:
             error["text"] = self.normalised(error["text"])
         for event in self.transcript:
             event["content"] = self.normalised(event["content"])
-
-    def _walk(self, agent: str, walked: set[str]) -> None:
-        """`agent`'s errors and handoffs, and its children's, in the order of the walk;
-        each agent once, however often it is named."""
-        if agent in walked:
-            return
-        walked.add(agent)
-        mine = sorted((i for i, c in self.calls.items() if c.agent == agent), key=_serial)
-        for call_id in mine:
-            if call_id in self.children:
-                self._walk(self.children[call_id], walked)
-            if call_id in self.handed:
-                self.handoffs.append(self.handed[call_id])
-            if call_id in self.errors:
-                self.tool_errors.append(self.errors[call_id])
-
-
-def _serial(call_id: str) -> tuple[int, str]:
-    """A call id the fake issued (toolu_12) by its number: the order the calls were made."""
-    digits = call_id.rsplit("_", 1)[-1]
-    return (int(digits), call_id) if digits.isdigit() else (0, call_id)
 
 
 def _text(content: Any) -> str:

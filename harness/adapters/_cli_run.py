@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from harness.adapters._claude_observe import Call
+from harness.adapters._cli_observe import Call
 from harness.contract import RunOptions
 from harness.fake.dialect import ASK_TOOL, DELEGATION_TOOL
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.adapters._claude_observe import Call
+from harness.adapters._cli_observe import Call, serial
 
 SPAWN, WAIT = "spawn_agent", "wait_agent"
 ERRORS = "codex-stderr.log"  # each phase's stderr, in the scenario's folder (_codex.py)
@@ -122,7 +122,7 @@ class Events:
                 return
             walked.add(agent)
             thread = by_agent[agent]
-            for call_id, tool, _ in sorted(thread.calls, key=lambda c: _serial(c[0])):
+            for call_id, tool, _ in sorted(thread.calls, key=lambda c: serial(c[0])):
                 output = thread.outputs.get(call_id)
                 if call_id in spawned:
                     child = spawned[call_id]
@@ -214,12 +214,6 @@ class Events:
         if agent_id in threads:
             threads[agent_id].agent = child
         return child
-
-
-def _serial(call_id: str) -> tuple[int, str]:
-    """A call id the fake issued (call_12) by its number: the order the calls were made."""
-    digits = call_id.rsplit("_", 1)[-1]
-    return (int(digits), call_id) if digits.isdigit() else (0, call_id)
 
 
 def _text(output: Any) -> str:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.adapters._claude_observe import Call
+from harness.adapters._cli_observe import Call, walk
 
 DELEGATION = "task"
 INVALID = "invalid"  # opencode's stand-in for a call to a tool the agent does not have
@@ -86,9 +86,9 @@ class Events:
         store = folder / STORE
         if store.is_file():
             self._stored(store)
-        walked: set[str] = set()
-        for root in self.roots:
-            self._walk(root, walked)
+        self.tool_errors, self.handoffs = walk(
+            self.roots, self.calls, self.children, self.handed, self.errors
+        )
         for handoff in self.handoffs:
             handoff["child_final"] = self.final.get(handoff["child"])
             handoff["tool_result"] = self.normalised(handoff["tool_result"])
@@ -180,26 +180,6 @@ class Events:
                                     "child_final": None,
                                     "tool_result": str(state.get("output", ""))}  # fmt: skip
         return call_id, self.calls[call_id]
-
-    def _walk(self, agent: str, walked: set[str]) -> None:
-        """`agent`'s errors and handoffs, and its children's, in the order of the walk."""
-        if agent in walked:
-            return
-        walked.add(agent)
-        mine = sorted((i for i, c in self.calls.items() if c.agent == agent), key=_serial)
-        for call_id in mine:
-            if call_id in self.children:
-                self._walk(self.children[call_id], walked)
-            if call_id in self.handed:
-                self.handoffs.append(self.handed[call_id])
-            if call_id in self.errors:
-                self.tool_errors.append(self.errors[call_id])
-
-
-def _serial(call_id: str) -> tuple[int, str]:
-    """A call id the fake issued (call_12) by its number: the order the calls were made."""
-    digits = call_id.rsplit("_", 1)[-1]
-    return (int(digits), call_id) if digits.isdigit() else (0, call_id)
 
 
 def _dict(value: Any) -> dict[str, Any]:
