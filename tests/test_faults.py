@@ -1,8 +1,9 @@
 """The faults, composed around the runtime from outside (harness/adapters/reference/
-faults.py): a store that writes a scenario's header overrides, and a tool wrapper that
-hands a human-interaction tool a stale caller or an aborted signal. The runtime has no
-hook for either; these tests, and the goldens of the scenarios with faults, are what
-holds the composition to what the hooks used to do."""
+faults.py): a store that writes a scenario's header overrides, a tool wrapper that hands a
+human-interaction tool a stale caller, and a model client that aborts an agent's run as
+the reply carrying a named call arrives. The runtime has no hook for any of it; these
+tests, and the goldens of the scenarios with faults, are what holds the composition to
+what the hooks are to do."""
 
 from __future__ import annotations
 
@@ -13,8 +14,14 @@ from typing import Any
 
 import pytest
 
-from harness.adapters.reference.faults import FaultyTool, HeaderOverrides, ScenarioFaults
+from harness.adapters.reference.faults import (
+    AbortsOnCall,
+    FaultyTool,
+    HeaderOverrides,
+    ScenarioFaults,
+)
 from harness.adapters.reference.phases import observe_scenario
+from harness.runtime.llm import Reply, ToolCall
 from harness.runtime.questions import AbortSignal
 from harness.runtime.registry import Agent, AgentRegistry
 from harness.runtime.sessions import SessionHeader, SessionStore
@@ -103,7 +110,7 @@ def test_only_the_tools_a_fault_names_are_wrapped_and_the_prefix_is_unchanged() 
 
 def test_a_stale_caller_is_a_new_object_with_the_live_id_and_session() -> None:
     inner = Recording()
-    tool = FaultyTool(inner, stale=frozenset({"child"}), aborted=frozenset())
+    tool = FaultyTool(inner, stale=frozenset({"child"}))
     registry, store = AgentRegistry(), SessionStore()
     live = Agent("child", store.create(SessionHeader("child")))
     registry.enter(live)
@@ -115,19 +122,35 @@ def test_a_stale_caller_is_a_new_object_with_the_live_id_and_session() -> None:
     assert seen.signal.aborted is False
 
 
-def test_an_aborted_call_arrives_with_its_signal_fired() -> None:
-    inner = Recording()
-    tool = FaultyTool(inner, stale=frozenset(), aborted=frozenset({"child"}))
-    live = Agent("child")
-    call(tool, context(live))
-    (seen,) = inner.seen
-    assert seen.signal.aborted is True
-    assert seen.agent is live
+class Replying:
+    """A model client that gives each agent one fixed reply."""
+
+    def __init__(self, calls: list[str]) -> None:
+        self.reply = Reply(None, tuple(ToolCall(f"call_{i}", n, "{}") for i, n in enumerate(calls)))
+
+    async def complete(self, *, agent: str, messages: Any, tools: Any) -> Reply:
+        return self.reply
+
+
+def test_an_aborted_run_fires_as_the_reply_with_its_call_arrives() -> None:
+    registry = AgentRegistry()
+    child, parent = Agent("child"), Agent("parent")
+    registry.enter(parent)
+    registry.enter(child, parent)
+    aborted = frozenset({("child", "ask_user_question")})
+    for agent, calls, fired in [
+        (parent, ["ask_user_question"], False),  # another agent's
+        (child, ["subagent"], False),  # another tool's
+        (child, ["subagent", "ask_user_question"], True),  # the reply that carries it
+    ]:
+        chat: Any = AbortsOnCall(Replying(calls), registry, aborted)  # type: ignore[arg-type]
+        reply = asyncio.run(chat.complete(agent=agent.id, messages=[], tools=[]))
+        assert ([c.name for c in reply.tool_calls], agent.signal.aborted) == (calls, fired)
 
 
 def test_other_agents_calls_pass_through_untouched() -> None:
     inner = Recording()
-    tool = FaultyTool(inner, stale=frozenset({"child"}), aborted=frozenset({"child"}))
+    tool = FaultyTool(inner, stale=frozenset({"child"}))
     ctx = context(Agent("parent"))
     call(tool, ctx)
     assert inner.seen == [ctx] and inner.seen[0] is ctx
@@ -140,18 +163,21 @@ def test_a_plan_mode_switch_chosen_by_a_stale_call_is_the_running_agents() -> No
             return await super().run(ctx, args)
 
     live = Agent("lead")
-    call(FaultyTool(Approving(), frozenset({"lead"}), frozenset()), context(live))
+    call(FaultyTool(Approving(), frozenset({"lead"})), context(live))
     assert live.plan_mode_next is False
 
 
 # -- the faults in whole scenarios -----------------------------------------------------------
 @pytest.mark.parametrize(
     ("scenario", "code"),
-    [("stale-same-id-object", "CALLER_NOT_LIVE"), ("child-aborted-call", "ASK_ABORTED")],
+    [
+        ("stale-same-id-object", ["CALLER_NOT_LIVE"]),
+        ("child-aborted-call", ["ABORTED_BEFORE_DISPATCH", ""]),  # and the parent's delegation
+    ],
 )
-def test_each_fault_decides_its_scenario(scenario: str, code: str) -> None:
+def test_each_fault_decides_its_scenario(scenario: str, code: list[str]) -> None:
     errors = observe_scenario(SCENARIOS[scenario]).to_json()["tool_errors"]
-    assert [e["code"] for e in errors] == [code]
+    assert [e["code"] for e in errors] == code
 
 
 def test_a_tool_that_checks_the_caller_itself_sees_the_stale_object() -> None:

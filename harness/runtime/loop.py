@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from harness.runtime.errors import AgentRunError
+from harness.runtime.errors import AgentAborted, AgentRunError
 from harness.runtime.llm import ChatError, ToolCall
-from harness.runtime.questions import AbortSignal
 from harness.runtime.sessions import to_messages
 from harness.runtime.tools import ToolArgumentError, ToolContext, ToolResult
 from harness.runtime.tools.exit_plan_mode import begin_step
@@ -22,6 +21,11 @@ ROOT_PROMPT = "You are an agent in the keyless-harness reference runtime."
 CHILD_PROMPT = (
     ROOT_PROMPT + " Another agent delegated a task to you; your final message is returned "
     "to it as your result."
+)
+# The result of a call an aborted run never dispatched: upstream's, word for word
+# (@deepseek-ai/dsh-agent-loop, TOOL_ABORTED_BEFORE_DISPATCH).
+ABORTED_BEFORE_DISPATCH = ToolResult.failed(
+    "AbortError", "ABORTED_BEFORE_DISPATCH", "tool call aborted before dispatch"
 )
 
 
@@ -59,7 +63,15 @@ async def run_agent(rt: Runtime, agent: Agent, prompt: str) -> str:
             output = reply.content or ""
         if not reply.tool_calls:
             return output
-        for call in reply.tool_calls:
+        for i, call in enumerate(reply.tool_calls):
+            if agent.signal.aborted:
+                # As upstream's loop: every call the abort kept from dispatch gets its
+                # result, in order, and the run ends.
+                for skipped in reply.tool_calls[i:]:
+                    session.append(result_event(skipped, ABORTED_BEFORE_DISPATCH))
+                message = f"agent {agent.id}: its run was aborted"
+                session.append({"type": "agent/error", "message": message})
+                raise AgentAborted(message)
             rt.waits.positions[agent.id] = f"turn {turn}, tool call {call.id} ({call.name})"
             result = await execute(rt, agent, call)
             event = session.append(result_event(call, result))
@@ -86,7 +98,7 @@ async def execute(rt: Runtime, agent: Agent, call: ToolCall) -> ToolResult:
         return ToolResult.failed(
             "ToolError", "BAD_ARGUMENTS", f"{call.name}: arguments must be a JSON object"
         )
-    ctx = ToolContext(runtime=rt, agent=agent, call_id=call.id, signal=AbortSignal())
+    ctx = ToolContext(runtime=rt, agent=agent, call_id=call.id, signal=agent.signal)
     try:
         return await tool.run(ctx, args)
     except ToolArgumentError as exc:

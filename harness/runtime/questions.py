@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from harness.runtime.registry import AbortSignal as AbortSignal  # the request's, re-exported
 from harness.runtime.registry import Agent, AgentRegistry
 
 ASK_ABORTED = "ASK_ABORTED"
@@ -128,18 +129,6 @@ def answers_text(answers: Sequence[Answer]) -> str:
     return json.dumps(
         {"answers": [a.to_json() for a in answers]}, ensure_ascii=False, separators=(",", ":")
     )
-
-
-class AbortSignal:
-    """Set once the caller no longer wants an answer (the tool call was cancelled)."""
-
-    __slots__ = ("aborted",)
-
-    def __init__(self, aborted: bool = False) -> None:
-        self.aborted = aborted
-
-    def abort(self) -> None:
-        self.aborted = True
 
 
 @dataclass(frozen=True)

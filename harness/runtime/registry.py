@@ -14,15 +14,31 @@ if TYPE_CHECKING:
     from harness.runtime.sessions import Session
 
 
+class AbortSignal:
+    """Set once its owner no longer wants the work done: an agent's run was cancelled (its
+    tool calls not yet dispatched are then skipped), or a caller no longer wants an answer."""
+
+    __slots__ = ("aborted",)
+
+    def __init__(self, aborted: bool = False) -> None:
+        self.aborted = aborted
+
+    def abort(self) -> None:
+        self.aborted = True
+
+
 class Agent:
     """A live agent. Identity is the object: a second object with the same id is a
     different caller, which is exactly what the stale same-id check relies on."""
 
-    __slots__ = ("id", "plan_mode_next", "session")
+    __slots__ = ("id", "plan_mode_next", "session", "signal")
 
     def __init__(self, id: str, session: Session | None = None) -> None:
         self.id = id
         self.session = session
+        # This run's abort signal, the very object every tool call of the run is handed
+        # (as upstream's turn signal): fired, the calls not yet dispatched are skipped.
+        self.signal = AbortSignal()
         # A plan-mode switch chosen during a step; it is logged when the next step starts.
         # Process-local, like upstream's pending selection: the log holds the mode itself.
         self.plan_mode_next: bool | None = None

@@ -53,6 +53,13 @@ def semantic_problems(
         out += _phases(doc["phases"], agents)
     if sound("faults"):
         out += _faults(doc.get("faults", []), agents)
+    if sound("faults", "world"):
+        registry = doc.get("world", {}).get("registry", "present") == "present"
+        if not registry and any(f["kind"] == "aborted" for f in doc.get("faults", [])):
+            # The fault finds the live agent whose run it aborts through the registry.
+            why = ("an aborted fault aborts a live agent's run, which it finds through the "
+                   "agent registry: give the world one (registry: present)")  # fmt: skip
+            out.append(("/faults", why))
     if sound("phases", "expect") and "phases" in doc and "expect" in doc:
         out += _expect(doc["expect"], agents, doc["phases"])
     return out
@@ -388,9 +395,15 @@ def warnings(doc: dict[str, Any]) -> list[Problem]:
     expect = doc.get("expect")
     if not isinstance(expect, dict) or expect.get("outcome") != "completed":
         return out
+    # An agent whose run a fault aborts on a tool asks for nothing after that call.
+    aborted = {(f.get("agent"), f.get("tool")) for f in doc.get("faults") or ()
+               if isinstance(f, dict) and f.get("kind") == "aborted"}  # fmt: skip
     for name, spec in sorted(doc.get("agents", {}).items()):
         script = spec.get("script") or []
-        if script and ("call" in script[-1] or "calls" in script[-1]):
+        last = script[-1] if script and isinstance(script[-1], dict) else {}
+        calls = [last] if "call" in last else list(last.get("calls") or ())
+        tools = [c.get("call") for c in calls if isinstance(c, dict)]
+        if tools and not any((name, tool) in aborted for tool in tools):
             out.append(
                 (
                     f"/agents/{name}/script/{len(script) - 1}",

@@ -2,11 +2,12 @@
 
 A scenario sometimes needs the runtime's surroundings to be wrong in one precise way: a
 durable header that is incomplete (an agent's `session:`), or a human-interaction tool
-call that carries a stale object instead of the live caller, or whose abort signal has
-already fired (`faults:`). The runtime has no hook for any of it. It is handed a store
-that writes the overridden header (`HeaderOverrides`), and tools that hand the wrapped
-tool the faulty context (`FaultyTool`); a scenario without faults gets the runtime's own
-store and tools, untouched.
+call that carries a stale object instead of the live caller, or an agent whose run is
+aborted as the reply carrying such a call arrives (`faults:`). The runtime has no hook for
+any of it. It is handed a store that writes the overridden header (`HeaderOverrides`),
+tools that hand the wrapped tool the faulty context (`FaultyTool`), and a model client that
+fires the agent's run signal when that reply comes (`AbortsOnCall`); a scenario without
+faults gets the runtime's own store, tools and client, untouched.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from harness.runtime.questions import AbortSignal
-from harness.runtime.registry import Agent
+from harness.runtime.llm import ChatClient, Reply
+from harness.runtime.registry import Agent, AgentRegistry
 from harness.runtime.sessions import Event, Session, SessionHeader, SessionStore
 from harness.runtime.tools import Tool, ToolContext, ToolResult
 from harness.scenario import Scenario
@@ -27,7 +28,7 @@ STALE_CALLER, ABORTED = "stale-caller", "aborted"
 
 class ScenarioFaults:
     """What a scenario injects: header overrides by session id, and (agent, tool) pairs
-    whose calls carry a stale caller or an aborted signal."""
+    whose calls carry a stale caller, or whose run is aborted before such a call."""
 
     def __init__(self, scenario: Scenario) -> None:
         self.headers: dict[str, dict[str, Any]] = {
@@ -40,6 +41,11 @@ class ScenarioFaults:
         """The store a runtime process is handed: `store` itself, or with the overrides."""
         return HeaderOverrides(store, self.headers) if self.headers else store
 
+    def chat(self, chat: ChatClient, agents: AgentRegistry | None) -> ChatClient:
+        """The model client a runtime process is handed: `chat` itself, or one that aborts
+        the runs the faults name."""
+        return AbortsOnCall(chat, agents, frozenset(self.aborted)) if self.aborted else chat
+
     def tools(self, tools: Sequence[Tool]) -> list[Tool]:
         """`tools` with every tool a fault names wrapped (the loader lets a fault name only
         the tools that forward their caller to ask(), whichever guard supplies them)."""
@@ -47,8 +53,7 @@ class ScenarioFaults:
 
     def _wrapped(self, tool: Tool) -> Tool:
         stale = frozenset(agent for agent, name in self.stale if name == tool.name)
-        aborted = frozenset(agent for agent, name in self.aborted if name == tool.name)
-        return FaultyTool(tool, stale, aborted) if stale or aborted else tool
+        return FaultyTool(tool, stale) if stale else tool
 
 
 class HeaderOverrides(SessionStore):
@@ -106,18 +111,16 @@ class HeaderOverrides(SessionStore):
 
 @dataclass(frozen=True)
 class FaultyTool:
-    """A human-interaction tool whose calls, for the agents named, arrive faulty: with a
-    stale same-id Agent object as the caller (never entered in the registry), or with an
-    abort signal that has already fired.
+    """A human-interaction tool whose calls, for the agents named, arrive with a stale
+    same-id Agent object as the caller (never entered in the registry).
 
-    The loop makes each call's context (and its signal) right before `tool.run`, after the
-    unknown-tool and argument checks, and nothing else reads them: swapping them here, at
-    `run`, is what the runtime's own hook used to do at that point.
+    The loop makes each call's context right before `tool.run`, after the unknown-tool and
+    argument checks, and nothing else reads it: swapping the caller here, at `run`, is what
+    the runtime's own hook used to do at that point.
     """
 
     tool: Tool
     stale: frozenset[str]  # agent ids whose calls carry a stale object
-    aborted: frozenset[str]  # agent ids whose calls' signal has already fired
 
     @property
     def name(self) -> str:
@@ -129,8 +132,6 @@ class FaultyTool:
 
     async def run(self, ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         live = ctx.agent
-        if live.id in self.aborted:
-            ctx = replace(ctx, signal=AbortSignal(aborted=True))
         if live.id not in self.stale:
             return await self.tool.run(ctx, args)
         # Same id, same session, different object: never entered in the registry.
@@ -143,3 +144,28 @@ class FaultyTool:
             # object), as it was when the fault touched the caller alone.
             if stale.plan_mode_next is not None:
                 live.plan_mode_next = stale.plan_mode_next
+
+
+class AbortsOnCall(ChatClient):
+    """The model client, but the reply that carries a call of a tool a fault names, for the
+    agent it names, fires that agent's run signal as it arrives: upstream's abort landing
+    between a reply and its dispatch, so the loop dispatches none of that reply's calls.
+
+    A subclass so the runtime takes it as the client it is; it holds no connection of its
+    own, so it takes none of the base's (no super().__init__).
+    """
+
+    def __init__(
+        self, chat: ChatClient, agents: AgentRegistry | None, aborted: frozenset[tuple[str, str]]
+    ) -> None:
+        self._chat, self._agents, self._aborted = chat, agents, aborted
+
+    async def complete(
+        self, *, agent: str, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]
+    ) -> Reply:
+        reply = await self._chat.complete(agent=agent, messages=messages, tools=tools)
+        named = any((agent, call.name) in self._aborted for call in reply.tool_calls)
+        live = self._agents.get(agent) if named and self._agents is not None else None
+        if live is not None:
+            live.signal.abort()
+        return reply

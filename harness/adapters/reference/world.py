@@ -128,7 +128,7 @@ class LiveWorld:
             else default_tools(user_questions=questions is not None)
         )
         return Runtime(
-            chat=self.chat(http),
+            chat=self.faults.chat(self.chat(http), agents),
             store=self.faults.store(self.store),
             agents=agents,
             questions=questions,

@@ -3,7 +3,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from harness.runtime.errors import AgentRunError
+from harness.runtime.errors import AgentAborted, AgentRunError
 from harness.runtime.sessions import SessionError
 from harness.runtime.tools._base import (
     ToolArgumentError,
@@ -58,6 +58,8 @@ class SubagentTool:
             handoff = await ctx.runtime.delegate(ctx.agent, child, prompt, ctx.call_id)
         except SessionError as exc:
             return ToolResult.failed("SubagentError", "SESSION_EXISTS", str(exc))
+        except AgentAborted:  # a plain error, upstream's text for a child's aborted run
+            return ToolResult.failed("Error", "", "subagent run was cancelled")
         except AgentRunError as exc:
             return ToolResult.failed("SubagentError", "SUBAGENT_FAILED", str(exc))
         return ToolResult(handoff, child=child)
