@@ -16,6 +16,7 @@ import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from harness.adapters._cli_run import CliRun, Due, Reader
@@ -43,6 +44,11 @@ class CliAdapter:
     reference = False
     # How npm installs it from its lockfile: `npm ci`, unless that cannot be used.
     npm: tuple[str, ...] = ("ci", "--no-audit", "--no-fund")
+    # What it cannot express, each with why: a root the human must answer (None: it has a
+    # human end), a child that delegates again (None: its subagents can), and phase kinds.
+    no_human: str | None = None
+    no_nesting: str | None = None
+    not_here: Mapping[str, str] = MappingProxyType({})
 
     def __init__(self, root: Path, offline: bool | None = None, quiet: bool = True) -> None:
         from harness.adapters._offline import unavailable
@@ -96,8 +102,26 @@ class CliAdapter:
 
     # -- what a CLI says of itself ---------------------------------------------------------
     def skip(self, scenario: Scenario) -> str | None:
-        """Why this CLI cannot express the scenario (None: it runs)."""
-        return self.dialect.cannot.get(scenario.id)
+        """Why this CLI cannot express the scenario (None: it runs): a root the human must
+        answer, a child that delegates again, what its dialect cannot spell, a phase kind."""
+        roots = asking_roots(scenario)
+        answered = roots and scenario.world.answerer == "scripted"
+        nested = any(a.spawned_by in scenario.agents
+                     and scenario.agents[a.spawned_by].spawned_by is not None
+                     for a in scenario.agents.values())  # fmt: skip
+        why = self.answered_root(scenario, roots[0]) if answered else None
+        if why is None and nested and self.no_nesting:
+            why = f"a child delegates again: {self.no_nesting}"
+        phase = next((p.kind for p in scenario.phases if p.kind in self.not_here), None)
+        return (
+            why
+            or self.dialect.cannot.get(scenario.id)
+            or (self.not_here[phase] if phase is not None else None)
+        )
+
+    def answered_root(self, scenario: Scenario, root: str) -> str | None:
+        """Why `root`, which the human must answer, cannot be (None: it can)."""
+        return f"{root}, a root, is to be answered, and {self.no_human}" if self.no_human else None
 
     def argv(self, run: CliRun, root: str, prompt: str) -> list[str]:
         raise NotImplementedError

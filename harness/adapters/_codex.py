@@ -24,7 +24,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.adapters._cli_adapter import CliAdapter, asking_roots, offline_choice
+from harness.adapters._cli_adapter import CliAdapter, offline_choice
 from harness.adapters._codex_observe import ERRORS, Events
 from harness.adapters._npm import adapter_dir as npm_adapter_dir
 from harness.contract import SENTINEL_KEY
@@ -32,7 +32,6 @@ from harness.fake.dialect import DELEGATION_TOOL
 
 if TYPE_CHECKING:
     from harness.adapters._cli_run import CliRun, Reader
-    from harness.scenario import Scenario
 
 NAME = "codex"
 KEY_VAR = "HARNESS_API_KEY"  # the provider's env_key: the sentinel, its only credential
@@ -78,24 +77,15 @@ class Codex(CliAdapter):
     # Claimed so that what headless Codex cannot do is skipped with its own reason (skip).
     features = frozenset({"assembled", "nested-delegation", "no-answerer", "parallel-calls"})
 
+    no_human = (
+        "headless Codex has no human channel: request_user_input is only available in Plan "
+        "mode, which codex exec cannot enter"
+    )
+    no_nesting = "Codex gives its subagents no multi_agent_v1 tools"
+    not_here = NOT_HERE
+
     def reader(self, delegation: str) -> Reader:
         return Events(delegation=delegation)
-
-    def skip(self, scenario: Scenario) -> str | None:
-        roots = asking_roots(scenario)
-        if roots and scenario.world.answerer == "scripted":
-            return (
-                f"{roots[0]}, a root, is to be answered, and headless Codex has no human "
-                "channel: request_user_input is only available in Plan mode, which codex exec "
-                "cannot enter"
-            )
-        nested = [a for a in scenario.agents.values() if a.spawned_by in scenario.agents
-                  and scenario.agents[a.spawned_by].spawned_by is not None]  # fmt: skip
-        if nested:
-            return "a child delegates again: Codex gives its subagents no multi_agent_v1 tools"
-        return super().skip(scenario) or next(
-            (NOT_HERE[p.kind] for p in scenario.phases if p.kind in NOT_HERE), None
-        )
 
     def argv(self, run: CliRun, root: str, prompt: str) -> list[str]:
         if isinstance(run.stream, Events) and not run.stream.prompts:

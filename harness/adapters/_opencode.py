@@ -24,13 +24,12 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.adapters._cli_adapter import CliAdapter, asking_roots, offline_choice
+from harness.adapters._cli_adapter import CliAdapter, offline_choice
 from harness.adapters._npm import adapter_dir as npm_adapter_dir
 from harness.contract import SENTINEL_KEY
 
 if TYPE_CHECKING:
     from harness.adapters._cli_run import CliRun, Reader
-    from harness.scenario import Scenario
 
 NAME = "opencode"
 PROVIDER, MODEL = "harness", "scripted"
@@ -85,25 +84,17 @@ class Opencode(CliAdapter):
     # out unchanged (harness.adapters._npm), installs the same tree.
     npm = ("install", "--no-audit", "--no-fund", "--no-save")
 
+    no_human = (
+        "headless opencode has no human channel: `opencode run` denies question and plan_exit "
+        "to every session"
+    )
+    no_nesting = "opencode's general subagent is denied task"
+    not_here = NOT_HERE
+
     def reader(self, delegation: str) -> Reader:
         from harness.adapters._opencode_observe import Events
 
         return Events(delegation=delegation)
-
-    def skip(self, scenario: Scenario) -> str | None:
-        roots = asking_roots(scenario)
-        if roots and scenario.world.answerer == "scripted":
-            return (
-                f"{roots[0]}, a root, is to be answered, and headless opencode has no human "
-                "channel: `opencode run` denies question and plan_exit to every session"
-            )
-        nested = [a for a in scenario.agents.values() if a.spawned_by in scenario.agents
-                  and scenario.agents[a.spawned_by].spawned_by is not None]  # fmt: skip
-        if nested:
-            return "a child delegates again: opencode's general subagent is denied task"
-        return super().skip(scenario) or next(
-            (NOT_HERE[p.kind] for p in scenario.phases if p.kind in NOT_HERE), None
-        )
 
     def argv(self, run: CliRun, root: str, prompt: str) -> list[str]:
         # --pure: no external plugins. A root in plan mode is opencode's `plan` agent.

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.adapters._claude_observe import question_back
-from harness.adapters._cli_adapter import CliAdapter, asking_roots, offline_choice
+from harness.adapters._cli_adapter import CliAdapter, offline_choice
 from harness.adapters._host_human import can_use_tool, user_message
 from harness.adapters._npm import adapter_dir as npm_adapter_dir
 from harness.contract import SENTINEL_KEY
@@ -76,20 +76,17 @@ class QwenCode(CliAdapter):
     # which must come out unchanged (harness.adapters._npm), installs the same tree.
     npm = ("install", "--no-audit", "--no-fund", "--no-save")
 
-    def skip(self, scenario: Scenario) -> str | None:
-        roots = asking_roots(scenario)
-        if roots and _reviews_plans(scenario) and scenario.world.answerer == "scripted":
-            return (
-                f"{roots[0]}, a root, is to be answered by the human in a scenario with a plan "
-                "review: in SDK mode, where a host is the human, Qwen Code registers no "
-                "exit_plan_mode, and headless it has no human"
-            )
-        nested = [a for a in scenario.agents.values() if a.spawned_by in scenario.agents
-                  and scenario.agents[a.spawned_by].spawned_by is not None]  # fmt: skip
-        if nested:
-            return "a child delegates again: Qwen Code gives its subagents no agent tool"
-        return super().skip(scenario) or next(
-            (NOT_HERE[p.kind] for p in scenario.phases if p.kind in NOT_HERE), None
+    no_nesting = "Qwen Code gives its subagents no agent tool"
+    not_here = NOT_HERE
+
+    def answered_root(self, scenario: Scenario, root: str) -> str | None:
+        """Hosted, a root is answered; a plan review cannot be hosted, nor answered headless."""
+        if not _reviews_plans(scenario):
+            return None
+        return (
+            f"{root}, a root, is to be answered by the human in a scenario with a plan review: "
+            "in SDK mode, where a host is the human, Qwen Code registers no exit_plan_mode, and "
+            "headless it has no human"
         )
 
     def argv(self, run: CliRun, root: str, prompt: str) -> list[str]:
