@@ -91,12 +91,8 @@ class ClaudeCode(CliAdapter):
     def environment(self, run: CliRun, home: Path, port: int) -> dict[str, str]:
         """From nothing: no inherited key, token or proxy reaches the CLI."""
         return {
-            "PATH": "/usr/local/bin:/usr/bin:/bin",
-            "HOME": str(home),
+            **self.bare_environment(run, home),
             "CLAUDE_CONFIG_DIR": str(run.folder / "config"),
-            "TMPDIR": str(run.folder),
-            "TERM": "dumb",
-            "LANG": "C.UTF-8",
             "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}",
             "ANTHROPIC_API_KEY": SENTINEL_KEY,
             "DISABLE_AUTOUPDATER": "1",

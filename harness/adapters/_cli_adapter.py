@@ -129,6 +129,12 @@ class CliAdapter:
     def environment(self, run: CliRun, home: Path, port: int) -> dict[str, str]:
         raise NotImplementedError
 
+    def bare_environment(self, run: CliRun, home: Path) -> dict[str, str]:
+        """What every CLI's environment starts from, built from nothing, so that no inherited
+        key, token or proxy reaches it: a PATH, and a home and temp dir in the scenario's."""
+        return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home),
+                "TMPDIR": str(run.folder), "TERM": "dumb", "LANG": "C.UTF-8"}  # fmt: skip
+
     def opening(self, run: CliRun, prompt: str) -> list[dict[str, Any]]:
         return []  # the prompt is in its argv; stdin is closed
 

@@ -107,12 +107,8 @@ class Codex(CliAdapter):
         codex_home.mkdir(parents=True, exist_ok=True)
         (codex_home / "config.toml").write_text(config(port), encoding="utf-8")
         return {
-            "PATH": "/usr/local/bin:/usr/bin:/bin",
-            "HOME": str(home),
+            **self.bare_environment(run, home),
             "CODEX_HOME": str(codex_home),
-            "TMPDIR": str(run.folder),
-            "TERM": "dumb",
-            "LANG": "C.UTF-8",
             KEY_VAR: SENTINEL_KEY,
         }
 

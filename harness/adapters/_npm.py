@@ -34,11 +34,18 @@ def npm_settings(root: Path) -> dict[str, str]:
     and a home of the install's own there, with its XDG dirs, for what a package's
     postinstall writes (opencode-ai's runs `opencode --version`, which makes opencode's
     config, data, cache and state dirs under $HOME: the user's, otherwise)."""
-    home = root / ".install-home"
     return {
         "npm_config_cache": str(root / ".npm-cache"),
         "npm_config_userconfig": str(root / ".npmrc-user"),  # none: nothing is configured
         "npm_config_update_notifier": "false",
+        **home_dirs(root / ".install-home"),
+    }
+
+
+def home_dirs(home: Path) -> dict[str, str]:
+    """HOME, and the XDG dirs under their usual names inside it: a program that honours them
+    writes its config, data, cache and state in `home`, whatever the user's are."""
+    return {
         "HOME": str(home),
         "XDG_CONFIG_HOME": str(home / ".config"),
         "XDG_DATA_HOME": str(home / ".local" / "share"),

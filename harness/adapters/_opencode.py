@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from harness.adapters._cli_adapter import CliAdapter, offline_choice
 from harness.adapters._npm import adapter_dir as npm_adapter_dir
+from harness.adapters._npm import home_dirs
 from harness.contract import SENTINEL_KEY
 
 if TYPE_CHECKING:
@@ -36,13 +37,6 @@ PROVIDER, MODEL = "harness", "scripted"
 # A session title of our own: with one given, opencode asks the model for none (the title
 # request, a side request otherwise, which the dialect declares for runs that are not quiet).
 TITLE = "keyless-harness"
-# The XDG dirs opencode writes, each inside a home of its own (under HOME's usual names).
-_HOMES = {
-    "XDG_CONFIG_HOME": ".config",
-    "XDG_DATA_HOME": ".local/share",
-    "XDG_CACHE_HOME": ".cache",
-    "XDG_STATE_HOME": ".local/state",
-}
 NOT_HERE = {
     "resume": "headless opencode continues a session (--session) only as the root it was; "
     "a child's session cannot be brought back as a root of its own",
@@ -111,12 +105,8 @@ class Opencode(CliAdapter):
         work = run.folder / "work"
         (work / "opencode.json").write_text(json.dumps(config(port), indent=1), "utf-8")
         return {
-            "PATH": "/usr/local/bin:/usr/bin:/bin",
-            "HOME": str(home),
-            **{key: str(home / where) for key, where in _HOMES.items()},
-            "TMPDIR": str(run.folder),
-            "TERM": "dumb",
-            "LANG": "C.UTF-8",
+            **self.bare_environment(run, home),
+            **home_dirs(home),
             "OPENCODE_DISABLE_MODELS_FETCH": "1",
             "OPENCODE_DISABLE_AUTOUPDATE": "1",
             "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",

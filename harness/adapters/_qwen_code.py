@@ -143,11 +143,7 @@ class QwenCode(CliAdapter):
         settings.parent.mkdir(parents=True, exist_ok=True)
         settings.write_text(json.dumps(SETTINGS), encoding="utf-8")
         return {
-            "PATH": "/usr/local/bin:/usr/bin:/bin",
-            "HOME": str(home),
-            "TMPDIR": str(run.folder),
-            "TERM": "dumb",
-            "LANG": "C.UTF-8",
+            **self.bare_environment(run, home),
             "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1",
             "OPENAI_API_KEY": SENTINEL_KEY,
             "OPENAI_MODEL": "scripted",
