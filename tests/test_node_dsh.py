@@ -20,6 +20,7 @@ import pytest
 
 from harness.adapters import JsonLinesAdapter, open_adapter
 from harness.run import Wire, run_scenario
+from harness.runtime.tools.exit_plan_mode import PLAN_POLICY
 from tests.conftest import SCENARIOS
 
 ROOT = Path(__file__).parents[1]
@@ -69,6 +70,35 @@ def test_a_delegation_on_upstream_is_keyless_and_reads_in_the_scenarios_names(
         assert headers["x-deepseek-harness-session-id"]
     (handoff,) = result.observation.handoffs
     assert (handoff["parent"], handoff["child"]) == ("parent", "child")  # not upstream's uuids
+
+
+def _in_plan_mode(observed: dict[str, object]) -> dict[str, list[bool]]:
+    """Per agent, for each distinct system prompt it was sent (in the order first sent),
+    whether the prompt carries the plan-mode policy section."""
+    system = observed["model_prefix"]["system"]  # type: ignore[index]
+    return {
+        agent: [PLAN_POLICY in prompt for prompt in (seen if isinstance(seen, list) else [seen])]
+        for agent, seen in system.items()
+    }
+
+
+@pytest.mark.parametrize(
+    "plan_scenario",
+    ["plan-mode-root-approved", "plan-mode-child-refused", "plan-review-dismissed",
+     "exit-plan-mode-outside-plan-mode"],
+)  # fmt: skip
+def test_the_plan_mode_section_comes_and_goes_on_upstream_as_in_the_goldens(
+    upstream: JsonLinesAdapter, plan_scenario: str
+) -> None:
+    # Prompts are each runtime's own, but the plan:policy section is upstream's text, shown
+    # while plan mode is on (pending included) and gone from the step after an approval.
+    result = run_scenario(SCENARIOS[plan_scenario], adapter=upstream)
+    golden = json.loads((SNAPSHOTS / f"{plan_scenario}.json").read_text("utf-8"))
+    shown = _in_plan_mode(golden)
+    assert _in_plan_mode(result.observation.snapshot()) == shown
+    # The comparison means something only where the section shows at all.
+    in_plan_mode = plan_scenario != "exit-plan-mode-outside-plan-mode"
+    assert any(True in seen for seen in shown.values()) == in_plan_mode
 
 
 def test_what_upstream_cannot_run_is_skipped_with_the_reason(upstream: JsonLinesAdapter) -> None:

@@ -73,8 +73,9 @@ class PrefixLog:
     def summary(self) -> dict[str, Any]:
         """Tools are listed once when every request carried the same list (the runtime's
         promise), and per agent otherwise, so a divergence shows up in the snapshot diff.
-        One prompt per agent is the runtime's promise too, a resumed session included;
-        were it broken, the agent's entry becomes the list of every prompt it was sent."""
+        An agent sent one system prompt throughout (a resumed session included) has it as
+        its entry; one whose prompt changed (plan mode's section, gone after an approval)
+        has the list of every prompt it was sent, in the order first sent."""
         if not self._prompts:
             return {}
         system = {

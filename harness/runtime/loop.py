@@ -10,7 +10,7 @@ from harness.runtime.errors import AgentAborted, AgentRunError
 from harness.runtime.llm import ChatError, ToolCall
 from harness.runtime.sessions import to_messages
 from harness.runtime.tools import ToolArgumentError, ToolContext, ToolResult
-from harness.runtime.tools.exit_plan_mode import begin_step
+from harness.runtime.tools.exit_plan_mode import begin_step, policy_section
 
 if TYPE_CHECKING:
     from harness.runtime.core import Runtime
@@ -29,9 +29,12 @@ ABORTED_BEFORE_DISPATCH = ToolResult.failed(
 )
 
 
-def system_prompt(header: SessionHeader) -> str:
-    # Chosen from the durable header so a resumed session keeps its prompt prefix.
-    return CHILD_PROMPT if header.origin == "subagent" else ROOT_PROMPT
+def system_prompt(header: SessionHeader, *sections: str) -> str:
+    """The lead (chosen from the durable header, so a resumed session keeps its prompt
+    prefix), then each section that renders, joined as upstream's prompt registry joins
+    them: by a blank line, an empty section dropped."""
+    lead = CHILD_PROMPT if header.origin == "subagent" else ROOT_PROMPT
+    return "\n\n".join(text for text in (lead, *sections) if text)
 
 
 async def run_agent(rt: Runtime, agent: Agent, prompt: str) -> str:
@@ -42,13 +45,15 @@ async def run_agent(rt: Runtime, agent: Agent, prompt: str) -> str:
     session = agent.session
     assert session is not None, "a running agent always has a session"
     session.append({"type": "message/user", "content": prompt})
-    messages: list[dict[str, Any]] = [
-        {"role": "system", "content": system_prompt(session.header)},
-        *session.messages(),
-    ]
+    messages: list[dict[str, Any]] = [{"role": "system"}, *session.messages()]
     output = ""
     for turn in range(1, rt.max_turns + 1):
         begin_step(agent)
+        # Rendered every step, as upstream's are: plan mode's section comes and goes.
+        messages[0] = {
+            "role": "system",
+            "content": system_prompt(session.header, policy_section(agent)),
+        }
         try:
             reply = await rt.chat.complete(agent=agent.id, messages=messages, tools=rt.schemas)
         except ChatError as exc:

@@ -83,6 +83,55 @@ def plan_review(plan: str) -> Question:
     )
 
 
+# Upstream's `plan:policy` prompt section, as its base bundle configures it
+# (packages/bundle/base/cordis.patch.yml at dsh-v0.1.0-rc.8, a YAML block scalar, so it
+# ends in one newline). Ours is the same text: a prefix a model is tuned on is upstream's.
+PLAN_POLICY = (
+    "You are in plan mode. Stay in plan mode until exit_plan_mode succeeds or the user "
+    "switches the session mode. Imperative language to implement changes means plan the "
+    "implementation, not execute it. A user's conversational agreement — including an answer "
+    "confirming something you asked — approves nothing and does not end plan mode; fold the "
+    "confirmed decision into the plan and submit it through exit_plan_mode.\n"
+    "\n"
+    "Explore first. Use non-mutating reads, searches, static analysis, and checks to ground "
+    "the plan in the actual repository. Do not edit or write files, change configuration, run "
+    "formatters or code generation that rewrites tracked files, commit, or otherwise carry out "
+    "the plan. Prefer existing functions and patterns over new machinery.\n"
+    "\n"
+    "The tool catalog stays the same across modes for request-cache stability. These "
+    "plan-mode rules override any later tool description or guidance that suggests using "
+    "mutation tools; those tools remain listed only to keep the request shape stable. Do not "
+    "use todo_write to track this planning phase: it tracks implementation after an approved "
+    "plan, while the plan itself belongs in exit_plan_mode.\n"
+    "\n"
+    "Resolve discoverable facts by inspection. Use ask_user_question only for user-owned "
+    "choices or material ambiguity that inspection cannot answer. Do not ask the user where "
+    "code lives or how current behavior works when you can find out.\n"
+    "\n"
+    "Make the plan decision-complete: state the goal and success criteria; group "
+    "implementation changes by subsystem; identify public API, schema, and data-flow changes; "
+    "cover edge cases, failure modes, tests, acceptance criteria, and explicit assumptions. "
+    "Keep it concise enough to review but detailed enough that another engineer can implement "
+    "it without making design decisions.\n"
+    "\n"
+    "When ready, call exit_plan_mode with the complete plan markdown, starting with a # "
+    "title. Make exit_plan_mode the only and final tool call in that assistant response: it "
+    "presents the plan for approval, and implementation begins only in a later step after "
+    "approval. Do not paste the final plan as a plain reply or ask \"should I proceed?\" "
+    "through prose or ask_user_question. If review rejects it, incorporate the feedback and "
+    "present again. If the review channel is unavailable or aborted, stay in plan mode and "
+    "ask the user to switch modes manually; do not proceed with implementation.\n"
+)
+
+
+def policy_section(agent: Agent) -> str:
+    """The `plan:policy` section of the agent's system prompt for the step about to start:
+    upstream's text while its session's plan mode is on (a switch chosen in the last step is
+    logged by then, see begin_step), else none."""
+    session = agent.session
+    return PLAN_POLICY if session is not None and plan_mode_logged(session.events) else ""
+
+
 def set_plan_mode(agent: Agent, active: bool) -> None:
     if agent.session is not None:
         agent.session.append({"type": "plan/mode", "active": active})
