@@ -9,6 +9,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -49,12 +50,15 @@ class Ran:
     error: BaseException | None
     llm: ScriptedLLM
     store: SessionStore
-    tripwire: Tripwire
+    tripwire: Any  # the answerer: a Tripwire unless run_root was given one
     requests: list[httpx.Request]
     events: dict[str, list[dict[str, object]]]
 
 
-def run_root(scripts: Mapping[str, Sequence[Turn]], *, max_turns: int = 32) -> Ran:
+def run_root(
+    scripts: Mapping[str, Sequence[Turn]], *, max_turns: int = 32, answerer: Answerer | None = None
+) -> Ran:
+    """Run the root `parent` on the scripts; the answerer is a tripwire unless given."""
     llm = ScriptedLLM(scripts)
     fake = llm.transport()
     seen: list[httpx.Request] = []
@@ -63,7 +67,7 @@ def run_root(scripts: Mapping[str, Sequence[Turn]], *, max_turns: int = 32) -> R
         seen.append(request)
         return await fake.handle_async_request(request)
 
-    tripwire = Tripwire()
+    tripwire = Tripwire() if answerer is None else answerer
     with tempfile.TemporaryDirectory() as tmp:
         store = SessionStore(Path(tmp))
 

@@ -31,7 +31,7 @@ from harness.runtime.questions import (
 )
 from harness.runtime.registry import Agent, AgentRegistry
 
-SERVICE_FEATURES = ["service", "intent", "no-registry", "no-answerer"]
+SERVICE_FEATURES = ["service", "intent", "no-registry", "no-answerer", "provider-lifecycle"]
 
 
 class Provider:
@@ -58,6 +58,14 @@ class Provider:
             Answer(q.id, tuple(self.answers[q.id]["selected"]), self.answers[q.id].get("custom"))
             for q in request.questions
         ]
+
+
+class Dismissing:
+    """The second provider a phase's `provider: [register]` registers: its human closes
+    every question."""
+
+    async def answer(self, request: AskUserQuestionRequest) -> list[Answer]:
+        raise UserQuestionError("ASK_CANCELLED")
 
 
 def question(doc: dict[str, Any]) -> Question:
@@ -99,7 +107,19 @@ async def phase(ask: dict[str, Any], world: dict[str, Any], provider: Provider) 
         stale = ask.get("caller_object") == "stale"
         agent = (previous.get(caller) or Agent(caller)) if stale else objects[caller]
     answerer = provider if world.get("answerer", "tripwire") != "none" else None
-    service = UserQuestionService(registry, answerer)
+    service = UserQuestionService(registry)
+    dispose = service.register(answerer) if answerer is not None else None
+    registrations: list[dict[str, str] | None] = []
+    for call in ask.get("provider", []):  # the host's provider lifecycle calls, in order
+        if call == "dispose" and dispose is not None:
+            dispose()
+        elif call == "register":
+            try:
+                service.register(Dismissing())
+                registrations.append(None)
+            except UserQuestionError as exc:
+                registrations.append({"name": exc.name, "code": exc.code, "message": exc.message})
+    reported: dict[str, Any] = {"registrations": registrations} if registrations else {}
     request = AskUserQuestionRequest(
         questions=tuple(question(q) for q in ask["questions"]),
         agent=agent,
@@ -116,8 +136,8 @@ async def phase(ask: dict[str, Any], world: dict[str, Any], provider: Provider) 
         answers = asking.result()
     except UserQuestionError as exc:
         error = {"name": exc.name, "code": exc.code, "message": exc.message}
-        return {"caller": caller, "answers": None, "error": error}
-    return {"caller": caller, "answers": [a.to_json() for a in answers], "error": None}
+        return {**reported, "caller": caller, "answers": None, "error": error}
+    return {**reported, "caller": caller, "answers": [a.to_json() for a in answers], "error": None}
 
 
 async def observe(doc: dict[str, Any]) -> dict[str, Any]:

@@ -80,6 +80,33 @@ def test_a_true_cycle_is_detected_on_the_loop_and_reported() -> None:
     assert report["cycles"] == ["a --awaits b's result--> b --awaits a's result--> a (cycle)"]
 
 
+def test_a_waiter_with_two_waits_has_a_chain_for_each_and_a_branch_may_cycle() -> None:
+    graph = WaitGraph()
+    with (
+        graph.awaiting("parent", "call_1", "a"),
+        graph.awaiting("parent", "call_2", "b"),
+        graph.awaiting("a", "q", "human"),
+        graph.awaiting("b", "x", "parent"),
+    ):
+        report = hang_report(graph)
+    # Every node is waited on, so the first waiter starts; its other branch is no cycle.
+    assert report["graph"] == ["parent --awaits call_1--> a --awaits q--> human"]
+    assert report["cycles"] == [
+        "parent --awaits call_2--> b --awaits x--> parent (cycle)",
+    ]
+    graph = WaitGraph()
+    with (
+        graph.awaiting("parent", "call_1", "a"),
+        graph.awaiting("parent", "call_2", "b"),
+        graph.awaiting("a", "q", "human"),
+    ):
+        report = hang_report(graph)
+    assert report["graph"] == [
+        "parent --awaits call_1--> a --awaits q--> human",
+        "parent --awaits call_2--> b",
+    ]
+
+
 def test_an_answer_that_arrives_later_is_not_a_hang() -> None:
     scenario = SCENARIOS["resumed-depth-one-root"]
     late = dataclasses.replace(

@@ -322,6 +322,10 @@ TAG_CASES = [
         "/world/answerer is none", id="no-answerer",
     ),
     pytest.param(
+        SERVICE, "provider-lifecycle", "caller: lead", "caller: lead\n      provider: [register]",
+        "/phases/0/ask registers or disposes a provider", id="provider-lifecycle",
+    ),
+    pytest.param(
         GOOD, "ask-during-run", "[{start: parent, prompt: go}]",
         "[{start: parent, prompt: go},"
         " {ask: {while: {agent: child, before_step: 1}, questions: [{id: q, question: a}]}}]",

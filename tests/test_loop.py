@@ -6,6 +6,7 @@ import json
 
 from harness.fake import Call, Turn
 from harness.runtime.errors import AgentRunError
+from harness.runtime.questions import Answer, AskUserQuestionRequest
 from tests.helpers import Ran, run_root
 
 ASK = {"questions": [{"id": "q", "question": "Deploy?"}]}
@@ -101,3 +102,29 @@ def test_runaway_agent_is_stopped_by_max_turns() -> None:
 def test_template_naming_a_missing_result_fails_loudly() -> None:
     ran = run_root({"parent": [Turn.text("{{ghost.result}}")]})
     assert "names no earlier labelled call" in str(ran.error)
+
+
+class _Signals:
+    """An answerer that keeps each request's signal and caller, and answers yes."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[object, object]] = []
+
+    async def answer(self, request: AskUserQuestionRequest) -> list[Answer]:
+        self.seen.append((request.signal, request.agent))
+        return [Answer(q.id, ("yes",)) for q in request.questions]
+
+
+def test_every_tool_call_of_a_run_hands_the_provider_the_runs_one_signal() -> None:
+    # Upstream's tool spec: the tool's abort signal reaches the user-questions request as the
+    # very same object. Here that is the run's signal, the same for each call of the run.
+    signals = _Signals()
+    ask = Call("ask_user_question", ASK)
+    ran = run_root(
+        {"parent": [Turn(calls=(ask, ask)), Turn(calls=(ask,)), Turn.text("done")]},
+        answerer=signals,
+    )
+    assert ran.final == "done" and len(signals.seen) == 3
+    (signal, agent), *rest = signals.seen
+    assert all(s is signal and a is agent for s, a in rest)
+    assert signal is agent.signal  # type: ignore[attr-defined]

@@ -17,7 +17,7 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 
 // Scenario feature tags (scenarios/schema.json, $defs/feature) this adapter can run: direct
 // ask phases, with or without an intent, a registry or a provider, and reporting a hang.
-export const FEATURES = ["service", "intent", "hang", "no-registry", "no-answerer"];
+export const FEATURES = ["service", "intent", "hang", "no-registry", "no-answerer", "provider-lifecycle"];
 // What reached the human, for the hang report: the point of most scenarios is that it never
 // does, so a regression should say who got through.
 const reachedBy = (who) => `${who} reached the human, and the answerer never answers`;
@@ -135,6 +135,37 @@ function names(ask, key) {
   return value;
 }
 
+/** `provider: [register | dispose]`, in order, on the phase's service: `register` a second
+ * provider (its human dismisses every question, ASK_CANCELLED), `dispose` the world's with
+ * the disposer its registration returned. -> `{registrations}` (one per register: null when
+ * accepted, else the UserQuestionError registerProvider threw), or `{}` with no register. */
+function providerCalls(lib, service, dispose, calls) {
+  if (!Array.isArray(calls)) throw new ScenarioError("ask.provider must be a list of register or dispose");
+  const registrations = [];
+  for (const call of calls) {
+    if (call === "dispose") {
+      if (dispose === undefined) throw new ScenarioError("ask.provider: dispose needs the world's provider; answerer: none registers none");
+      dispose();
+    } else if (call === "register") {
+      const dismissing = {
+        async ask() {
+          throw new lib.UserQuestionError("the user cancelled ask_user_question", "ASK_CANCELLED");
+        },
+      };
+      try {
+        service.registerProvider(dismissing);
+        registrations.push(null);
+      } catch (error) {
+        if (!(error instanceof lib.UserQuestionError)) throw error;
+        registrations.push({ name: published(error.name), code: error.code, message: published(error.message) });
+      }
+    } else {
+      throw new ScenarioError(`ask.provider: ${show(call)} is neither register nor dispose`);
+    }
+  }
+  return registrations.length > 0 ? { registrations } : {};
+}
+
 /** One direct phase: a fresh Context, registry and service; the declared registry; one ask(). */
 async function runPhase(lib, ask, registryPresent, answerer) {
   const { Context, AgentRegistry, UserQuestionService, UserQuestionError } = lib;
@@ -160,7 +191,8 @@ async function runPhase(lib, ask, registryPresent, answerer) {
     const agents = registryPresent ? ctx.get("agents") : undefined;
     if (registryPresent && agents === undefined) throw new Error("the agents service did not become available");
     const provider = answerer.provider();
-    if (provider !== undefined) service.registerProvider(provider);
+    const dispose = provider !== undefined ? service.registerProvider(provider) : undefined;
+    const registrations = providerCalls(lib, service, dispose, ask.provider ?? []);
 
     // Without a registry the entries are still made: a caller needs its object either way.
     const objects = new Map();
@@ -247,6 +279,7 @@ async function runPhase(lib, ask, registryPresent, answerer) {
       if (error instanceof UserQuestionError) {
         return {
           entry: {
+            ...registrations,
             caller,
             answers: null,
             error: { name: published(error.name), code: error.code, message: published(error.message) },
@@ -256,7 +289,7 @@ async function runPhase(lib, ask, registryPresent, answerer) {
       throw error;
     }
     const value = first.value;
-    return { entry: { caller, answers: isObject(value) ? value.answers ?? null : null, error: null } };
+    return { entry: { ...registrations, caller, answers: isObject(value) ? value.answers ?? null : null, error: null } };
   } finally {
     // Not awaited: the result must not wait on teardown (a hung provider call may still be
     // pending), and a failing teardown is logged rather than made the scenario's outcome.

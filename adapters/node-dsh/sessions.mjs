@@ -7,7 +7,8 @@
 // parallel children concurrently, so the wall clock would interleave them by chance. They are
 // read in the order of the delegation tree instead, phase by phase: an agent's events in log
 // order, with each child's subtree at the parent's call that started it, children in call
-// order. That is the order a runtime that runs its calls one by one (the reference) logs.
+// order: the order the reference reports too (scenarios/INTERPRETING.md), and the one a runtime
+// that runs its calls one by one logs.
 
 import { published } from "./under-test.mjs";
 

@@ -232,12 +232,19 @@ def _renamed(by_agent: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
 
 
 def _direct(entries: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Each direct ask as the reference records it, and its error as a tool error of `ask`."""
+    """Each direct ask as the reference records it, and its errors as tool errors: of `ask`,
+    and of `register_provider` for a registration it refused before."""
     from harness.runtime.questions import Answer, answers_text
 
     direct, errors = [], []
     for seq, entry in enumerate(entries, start=1):
         caller, error = entry["caller"], entry["error"]
+        # A refused provider registration came before the ask, and no agent made it.
+        errors += [
+            {"agent": None, "tool": "register_provider", "code": e["code"], "name": e["name"],
+             "is_error": True, "text": f"Error: {e['message']}"}
+            for e in entry.get("registrations", ()) if e is not None
+        ]  # fmt: skip
         if error is not None:
             name, code, text = error["name"], error["code"], f"Error: {error['message']}"
             errors.append({"agent": caller, "tool": "ask", "code": code, "name": name,

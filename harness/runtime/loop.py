@@ -1,9 +1,12 @@
-"""The agent loop: ask the model, run its tool calls in order, feed back, until it answers
-in text alone."""
+"""The agent loop: ask the model, run its tool calls (a run of sibling delegations at once,
+any other call alone), feed the results back in the reply's order, until it answers in text
+alone."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from harness.runtime.errors import AgentAborted, AgentRunError
@@ -27,6 +30,11 @@ CHILD_PROMPT = (
 ABORTED_BEFORE_DISPATCH = ToolResult.failed(
     "AbortError", "ABORTED_BEFORE_DISPATCH", "tool call aborted before dispatch"
 )
+
+
+# Upstream's agent loop starts at most this many concurrency-safe calls at once
+# (maxParallelToolCalls, 10 by default).
+MAX_PARALLEL_CALLS = 10
 
 
 def system_prompt(header: SessionHeader, *sections: str) -> str:
@@ -68,7 +76,8 @@ async def run_agent(rt: Runtime, agent: Agent, prompt: str) -> str:
             output = reply.content or ""
         if not reply.tool_calls:
             return output
-        for i, call in enumerate(reply.tool_calls):
+        i = 0
+        while i < len(reply.tool_calls):
             if agent.signal.aborted:
                 # As upstream's loop: every call the abort kept from dispatch gets its
                 # result, in order, and the run ends.
@@ -77,13 +86,37 @@ async def run_agent(rt: Runtime, agent: Agent, prompt: str) -> str:
                 message = f"agent {agent.id}: its run was aborted"
                 session.append({"type": "agent/error", "message": message})
                 raise AgentAborted(message)
-            rt.waits.positions[agent.id] = f"turn {turn}, tool call {call.id} ({call.name})"
-            result = await execute(rt, agent, call)
-            event = session.append(result_event(call, result))
-            messages.extend(to_messages([event]))
+            group = concurrent_group(rt, reply.tool_calls, i)
+            ids = ", ".join(f"{c.id} ({c.name})" for c in group)
+            rt.waits.positions[agent.id] = f"turn {turn}, tool call{'s' * (len(group) > 1)} {ids}"
+            if len(group) == 1:
+                results = [await execute(rt, agent, group[0])]
+            else:
+                # Started together, in the reply's order; their results are logged and
+                # read back in that order whichever finishes first, as upstream's are.
+                results = await asyncio.gather(*(execute(rt, agent, c) for c in group))
+            for call, result in zip(group, results, strict=True):
+                event = session.append(result_event(call, result))
+                messages.extend(to_messages([event]))
+            i += len(group)
     message = f"agent {agent.id} did not finish within {rt.max_turns} turns"
     session.append({"type": "agent/error", "message": message})
     raise AgentRunError(message)
+
+
+def concurrent_group(rt: Runtime, calls: Sequence[ToolCall], start: int) -> Sequence[ToolCall]:
+    """The calls from `start` that run together: a run of consecutive calls of
+    concurrency-safe tools, at most 10, or the one call at `start` otherwise, which runs
+    alone (upstream's exclusive barrier). Upstream's pool rolls, starting an eleventh call
+    as soon as any of ten finishes; here it waits for the ten. Results are the same, and
+    only a reply with more than ten delegations could tell."""
+    end = start
+    while end < len(calls) and end - start < MAX_PARALLEL_CALLS:
+        tool = rt.tools.get(calls[end].name)
+        if tool is None or not tool.concurrency_safe:
+            break
+        end += 1
+    return calls[start : max(end, start + 1)]
 
 
 async def execute(rt: Runtime, agent: Agent, call: ToolCall) -> ToolResult:

@@ -11,6 +11,8 @@ from harness.runtime.tools import default_tools
 from harness.scenario._features import Problem, feature_problems, step_calls
 
 TOOLS = tuple(t.name for t in default_tools())
+# What a direct ask phase calls on the service, named as a failed call's `tool`.
+DIRECT_CALLS = ("ask", "register_provider")
 CALLER_TOOLS = (
     "ask_user_question",
     "exit_plan_mode",
@@ -40,6 +42,7 @@ def semantic_problems(
     if sound("world", "phases") and "phases" in doc:
         out += _no_service(doc.get("world", {}), doc["phases"])
         out += _no_owner_without_registry(doc.get("world", {}), doc["phases"])
+        out += _no_provider_to_dispose(doc.get("world", {}), doc["phases"])
     if sound("features") and "features" in doc:
         out += feature_problems(doc, sound)
     if not sound("agents"):
@@ -117,6 +120,20 @@ def _no_service(world: dict[str, Any], phases: list[dict[str, Any]]) -> Iterator
             )
 
 
+def _no_provider_to_dispose(
+    world: dict[str, Any], phases: list[dict[str, Any]]
+) -> Iterator[Problem]:
+    if world.get("answerer", "tripwire") != "none":
+        return
+    for i, phase in enumerate(phases):
+        if "dispose" in phase.get("ask", {}).get("provider", ()):
+            yield (
+                f"/phases/{i}/ask/provider",
+                "dispose calls the world provider's disposer, and answerer: none registers "
+                "none; give the world an answerer or remove dispose",
+            )
+
+
 def _faults(faults: list[dict[str, Any]], agents: dict[str, Any]) -> Iterator[Problem]:
     for i, fault in enumerate(faults):
         where = f"/faults/{i}"
@@ -141,7 +158,7 @@ def _expect(
     for i, err in enumerate(expect.get("tool_errors", [])):
         if err["agent"] is not None and err["agent"] not in agents and err["agent"] not in direct:
             yield f"/expect/tool_errors/{i}/agent", _unknown("agent", err["agent"], names)
-        if err["tool"] not in (*TOOLS, "ask"):
+        if err["tool"] not in (*TOOLS, *DIRECT_CALLS):
             yield f"/expect/tool_errors/{i}/tool", _unknown("tool", err["tool"], TOOLS)
     for key in ("final", "plan_mode"):
         for name in expect.get(key, {}):
@@ -368,11 +385,12 @@ def _direct(ask: dict[str, Any], where: str, agents: dict[str, Any]) -> Iterator
 
 def _during(ask: dict[str, Any], where: str, agents: dict[str, Any]) -> Iterator[Problem]:
     """An ask made while a model phase runs uses that runtime's registry, as it is then."""
-    for key in ("live", "reenter", "detach", "detach_replaced"):
+    for key in ("live", "reenter", "detach", "detach_replaced", "provider"):
         if key in ask:
+            what = "service" if key == "provider" else "registry"
             yield (
                 f"{where}/{key}",
-                f"a while ask uses the running runtime's registry as it is; remove {key}",
+                f"a while ask uses the running runtime's {what} as it is; remove {key}",
             )
     agent, step = ask["while"]["agent"], ask["while"]["before_step"]
     names = sorted(agents)

@@ -164,6 +164,13 @@ def _owned_resume(doc: dict[str, Any]) -> Evidence:
     return False, "no phase resumes a session under an owner"
 
 
+def _provider_lifecycle(doc: dict[str, Any]) -> Evidence:
+    for i, phase in enumerate(doc["phases"]):
+        if "provider" in phase.get("ask", {}):
+            return True, f"/phases/{i}/ask registers or disposes a provider"
+    return False, "no ask phase has provider"
+
+
 # tag -> (the top-level sections its rule reads, the rule). Keys in FEATURES order; a test
 # checks that every known tag has exactly one rule.
 FEATURE_RULES: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any]], Evidence]]] = {
@@ -183,6 +190,7 @@ FEATURE_RULES: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any]], Evide
     "ask-during-run": (("phases",), _ask_during_run),
     "no-user-questions": (("world",), _no_user_questions),
     "owned-resume": (("phases",), _owned_resume),
+    "provider-lifecycle": (("phases",), _provider_lifecycle),
 }
 # Exactly one of these applies to every scenario: naming the wrong one is one mistake,
 # reported once, as a swap.

@@ -305,6 +305,7 @@ def _phase(doc: dict[str, Any]) -> Phase:
             caller=ask.get("caller"),
             stale=ask.get("caller_object", "live") == "stale",
             aborted=ask.get("aborted", False),
+            provider=tuple(ask.get("provider", ())),
             sessions={
                 e["agent"]: dict(e["session"]) for e in ask.get("live", []) if "session" in e
             },

@@ -30,6 +30,7 @@ FEATURES: tuple[str, ...] = (
     "ask-during-run",
     "no-user-questions",
     "owned-resume",
+    "provider-lifecycle",
 )
 
 # The caller check the design document decides: every scenario runs under it unless it
@@ -87,6 +88,9 @@ class DirectAsk:
     # Agent -> the durable header fields its session carries (delegation_depth,
     # parent_session), for the live entries that declare one.
     sessions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Provider lifecycle calls before the ask, in order: "register" (a second provider) or
+    # "dispose" (the world provider's disposer).
+    provider: tuple[str, ...] = ()
     # (agent, step): ask while a model phase runs, right before that agent's step is served,
     # against the running runtime's registry and service; None: after the previous phase.
     during: tuple[str, int] | None = None

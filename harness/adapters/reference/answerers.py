@@ -6,6 +6,8 @@
   run at once and reports who waits on whom.
 - `Unreachable` accepts the question and never answers, like a UI that cannot show a
   child's question. It is what turns a missing guard into a hang.
+- `Dismissing` is the second provider a direct ask phase registers (`provider: [register]`):
+  its human closes every question, so reaching it is told apart from reaching the world's.
 """
 
 from __future__ import annotations
@@ -111,3 +113,11 @@ class Unreachable(_Recording):
         self._record(request)
         await asyncio.Event().wait()  # nobody will ever set it
         raise AssertionError("unreachable")
+
+
+class Dismissing:
+    """A second provider, never counted: its human closes every question (ASK_CANCELLED).
+    An ask that reaches it shows that it replaced the world's provider."""
+
+    async def answer(self, request: AskUserQuestionRequest) -> Sequence[Answer]:
+        raise UserQuestionError(ASK_CANCELLED)

@@ -16,7 +16,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from harness.runtime.waits import WaitGraph
+from harness.runtime.waits import Wait, WaitGraph
 
 
 class DeadlockDetectingLoop(asyncio.SelectorEventLoop):
@@ -66,23 +66,32 @@ class DeadlockDetectingLoop(asyncio.SelectorEventLoop):
 
 
 def hang_report(waits: WaitGraph) -> dict[str, Any]:
-    """The wait-for graph as chains from each waiter nobody waits on, plus any cycle."""
-    edges = {w.waiter: w for w in waits.waits()}
-    targets = {w.target for w in edges.values()}
+    """The wait-for graph as chains from each waiter nobody waits on, one per path (a parent
+    awaiting two concurrent children has two), plus any cycle."""
+    edges: dict[str, list[Wait]] = {}
+    for w in waits.waits():
+        edges.setdefault(w.waiter, []).append(w)
+    targets = {w.target for ws in edges.values() for w in ws}
     chains, cycles = [], []
     starts = [n for n in edges if n not in targets] or list(edges)[:1]
     for start in starts:
-        node, seen, parts = start, [start], [waits.label(start)]
-        while node in edges:
-            wait = edges[node]
-            parts.append(f"--awaits {wait.what}--> {waits.label(wait.target)}")
-            node = wait.target
-            if node in seen:
-                cycles.append(" ".join(parts) + " (cycle)")
-                break
-            seen.append(node)
-        else:
-            chains.append(" ".join(parts))
+        # Depth first, without recursion (a chain may be as deep as delegation goes); a path
+        # is copied only where it branches.
+        stack = [(start, [waits.label(start)], {start})]
+        while stack:
+            node, parts, seen = stack.pop()
+            out = edges.get(node)
+            if not out:
+                chains.append(" ".join(parts))
+                continue
+            for i, wait in reversed(list(enumerate(out))):
+                path, on = (parts, seen) if i == 0 else (list(parts), set(seen))
+                path.append(f"--awaits {wait.what}--> {waits.label(wait.target)}")
+                if wait.target in on:
+                    cycles.append(" ".join(path) + " (cycle)")
+                    continue
+                on.add(wait.target)
+                stack.append((wait.target, path, on))
     return {
         "graph": chains,
         "cycles": cycles,

@@ -6,9 +6,10 @@ id re-registered after detach), without giving up the real service and answerer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from harness.adapters.reference.answerers import Dismissing
 from harness.adapters.reference.guards import Guard
 from harness.runtime.core import Runtime
 from harness.runtime.questions import (
@@ -30,9 +31,32 @@ class DirectResult:
     caller: str | None
     text: str
     error: dict[str, str] | None
+    # Each `register` the phase made before its ask: None when accepted, else its error.
+    registrations: tuple[dict[str, str] | None, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {"seq": self.seq, "caller": self.caller, "text": self.text, "error": self.error}
+
+
+def provider_calls(
+    service: UserQuestionService, answerer: Any, calls: tuple[str, ...]
+) -> tuple[dict[str, str] | None, ...]:
+    """Register the world's provider as a host does, then make the phase's lifecycle calls:
+    `register` a second provider, `dispose` the world's (a disposer may be called again)."""
+    dispose = service.register(answerer) if answerer is not None else None
+    registrations: list[dict[str, str] | None] = []
+    for call in calls:
+        if call == "dispose":
+            assert dispose is not None, "the loader refuses dispose with answerer: none"
+            dispose()
+            continue
+        try:
+            service.register(Dismissing())
+        except UserQuestionError as exc:
+            registrations.append({"name": exc.name, "code": exc.code, "message": exc.message})
+        else:
+            registrations.append(None)
+    return tuple(registrations)
 
 
 async def run_direct(
@@ -88,9 +112,11 @@ async def run_direct(
         caller = previous.get(ask.caller) or agent(ask.caller)
     elif ask.caller is not None:
         caller = objects[ask.caller]
-    service = guard.service(agents, answerer)
+    service = guard.service(agents)
+    registrations = provider_calls(service, answerer, ask.provider)
     owner = dict(ask.live).get(ask.caller) if ask.caller else None
-    return await _ask(service, ask, caller, owner, seq, waits, "direct ask phase")
+    result = await _ask(service, ask, caller, owner, seq, waits, "direct ask phase")
+    return replace(result, registrations=registrations)
 
 
 async def ask_live(

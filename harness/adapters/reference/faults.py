@@ -130,6 +130,10 @@ class FaultyTool:
     def schema(self) -> dict[str, Any]:
         return self.tool.schema  # the same object: the model-visible prefix is unchanged
 
+    @property
+    def concurrency_safe(self) -> bool:
+        return self.tool.concurrency_safe
+
     async def run(self, ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         live = ctx.agent
         if live.id not in self.stale:

@@ -52,7 +52,9 @@ def observe(world: LiveWorld, outcome: str, error: str | None) -> Observation:
     said: dict[str, list[tuple[int, str]]] = {}
     final: dict[str, str | None] = {}
     plan_mode: dict[str, bool] = {}
+    tree = DelegationTree()
     for sid, events in sessions.items():
+        tree.add(sid, events)
         for e in events:
             if e["type"] != "tool/result":
                 continue
@@ -72,12 +74,16 @@ def observe(world: LiveWorld, outcome: str, error: str | None) -> Observation:
             final[sid] = said[sid][-1][1] if said[sid] else None
         if (state := plan_mode_logged(events)) is not None:
             plan_mode[sid] = state
-    # A direct ask() phase's error sits where the store's counter put the call.
-    tool_errors += [
-        (r.seq, _tool_error(r.caller, "ask", r.error, r.text))
-        for r in world.direct
-        if r.error is not None
-    ]
+    # A direct ask() phase's errors sit where the store's counter put the call: a refused
+    # provider registration (no agent makes one) first, as it came first.
+    for r in world.direct:
+        tool_errors += [
+            (r.seq, _tool_error(None, "register_provider", e, f"Error: {e['message']}"))
+            for e in r.registrations
+            if e is not None
+        ]
+        if r.error is not None:
+            tool_errors.append((r.seq, _tool_error(r.caller, "ask", r.error, r.text)))
     handoffs = [
         {
             "parent": parent,
@@ -85,7 +91,7 @@ def observe(world: LiveWorld, outcome: str, error: str | None) -> Observation:
             "child_final": _last_said(said.get(child, []), before=seq),
             "tool_result": content,
         }
-        for seq, parent, child, content in sorted(delegations)
+        for seq, parent, child, content in sorted(delegations, key=lambda d: tree.key(d[1], d[0]))
     ]
     scenario = world.scenario
     script_errors = [script_error_text(e, scenario) for e in world.llm.errors]
@@ -102,7 +108,7 @@ def observe(world: LiveWorld, outcome: str, error: str | None) -> Observation:
         outcome=outcome,
         error=error,
         answerer_calls=len(world.answerer.calls) if world.answerer else 0,
-        tool_errors=[found for _, found in sorted(tool_errors, key=lambda p: p[0])],
+        tool_errors=[found for _, found in sorted(tool_errors, key=tree.error_key)],
         handoffs=handoffs,
         final=final,
         sessions=sessions,
@@ -115,6 +121,58 @@ def observe(world: LiveWorld, outcome: str, error: str | None) -> Observation:
         model_prefix=world.llm.prefixes.summary(),
         hang=world.hang,
     )
+
+
+class DelegationTree:
+    """Where each logged event sits in the delegation tree's order: an agent's events in log
+    order, each child's run at the point its parent started it (its session header's), and
+    children in the order they were started. Concurrent children's events interleave in the
+    logs by chance; in this order they do not, and it is the order a runtime that runs its
+    calls one by one logs (scenarios/INTERPRETING.md). A session's events from a later
+    resume on are in log order: that run was no delegation."""
+
+    def __init__(self) -> None:
+        self._parent: dict[str, tuple[str, int]] = {}  # sid -> (parent sid, header seq)
+        self._resumed: dict[str, int] = {}  # sid -> seq of its first session/resumed
+        self._paths: dict[str, tuple[int, ...]] = {}
+        self._sids: set[str] = set()
+
+    def add(self, sid: str, events: list[Event]) -> None:
+        self._sids.add(sid)
+        for e in events:
+            if e["type"] == "session/header" and e.get("parent_session"):
+                self._parent[sid] = (e["parent_session"], e["seq"])
+            elif e["type"] == "session/resumed":
+                self._resumed[sid] = e["seq"]
+                break
+
+    def key(self, sid: str, seq: int) -> tuple[int, ...]:
+        resumed = self._resumed.get(sid)
+        if resumed is not None and seq >= resumed:
+            return (seq,)
+        return (*self._path(sid), seq)
+
+    def error_key(self, entry: tuple[int, dict[str, Any]]) -> tuple[int, ...]:
+        seq, error = entry
+        agent = error["agent"]
+        # A direct ask's error (no session of its own, or agentless) sits where it was made.
+        return self.key(agent, seq) if agent in self._sids else (seq,)
+
+    def _path(self, sid: str) -> tuple[int, ...]:
+        # Iterative: a delegation chain may be as deep as the runtime allows.
+        chain = []
+        node = sid
+        while node not in self._paths:
+            link = self._parent.get(node)
+            if link is None or link[0] not in self._sids or link[0] in chain or link[0] == node:
+                self._paths[node] = ()
+                break
+            chain.append(node)
+            node = link[0]
+        for node in reversed(chain):
+            parent, at = self._parent[node]
+            self._paths[node] = self.key(parent, at)
+        return self._paths[sid]
 
 
 def script_error_text(error: ScriptError, scenario: Scenario) -> str:

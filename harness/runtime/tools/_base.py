@@ -54,6 +54,11 @@ class Tool(Protocol):
     @property
     def name(self) -> str: ...
 
+    # Upstream's isConcurrencySafe: consecutive calls of such tools in one reply run
+    # together; any other call runs alone, after the ones before it finish.
+    @property
+    def concurrency_safe(self) -> bool: ...
+
     @property
     def schema(self) -> dict[str, Any]: ...
 

@@ -87,6 +87,7 @@ SCHEMA = function_schema(
 class AskUserQuestionTool:
     name = NAME
     schema = SCHEMA
+    concurrency_safe = False
 
     async def run(self, ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         answers = await ask_user(ctx, NAME, parse_questions(args))

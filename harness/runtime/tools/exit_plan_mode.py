@@ -153,6 +153,7 @@ def _plain_error(message: str) -> ToolResult:
 class ExitPlanModeTool:
     name = NAME
     schema = SCHEMA
+    concurrency_safe = False
 
     def approves(self, answers: Sequence[Answer]) -> bool:
         """Only a clean approval leaves plan mode: exactly one review item, selecting exactly

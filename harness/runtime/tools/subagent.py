@@ -39,6 +39,7 @@ _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 class SubagentTool:
     name = NAME
     schema = SCHEMA
+    concurrency_safe = True  # upstream's: sibling delegations of one reply overlap
 
     async def run(self, ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         child = require_str(args, "name", NAME)
