@@ -8,7 +8,8 @@ from typing import Any
 
 import harness.scenario._template as _template
 from harness.runtime.tools import default_tools
-from harness.scenario._features import Problem, feature_problems, step_calls
+from harness.scenario._check_asks import direct_ask, no_provider_to_dispose
+from harness.scenario._features import Problem, feature_problems, step_calls, unknown
 
 TOOLS = tuple(t.name for t in default_tools())
 # What a direct ask phase calls on the service, named as a failed call's `tool`.
@@ -42,7 +43,7 @@ def semantic_problems(
     if sound("world", "phases") and "phases" in doc:
         out += _no_service(doc.get("world", {}), doc["phases"])
         out += _no_owner_without_registry(doc.get("world", {}), doc["phases"])
-        out += _no_provider_to_dispose(doc.get("world", {}), doc["phases"])
+        out += no_provider_to_dispose(doc.get("world", {}), doc["phases"])
     if sound("features") and "features" in doc:
         out += feature_problems(doc, sound)
     if not sound("agents"):
@@ -120,27 +121,13 @@ def _no_service(world: dict[str, Any], phases: list[dict[str, Any]]) -> Iterator
             )
 
 
-def _no_provider_to_dispose(
-    world: dict[str, Any], phases: list[dict[str, Any]]
-) -> Iterator[Problem]:
-    if world.get("answerer", "tripwire") != "none":
-        return
-    for i, phase in enumerate(phases):
-        if "dispose" in phase.get("ask", {}).get("provider", ()):
-            yield (
-                f"/phases/{i}/ask/provider",
-                "dispose calls the world provider's disposer, and answerer: none registers "
-                "none; give the world an answerer or remove dispose",
-            )
-
-
 def _faults(faults: list[dict[str, Any]], agents: dict[str, Any]) -> Iterator[Problem]:
     for i, fault in enumerate(faults):
         where = f"/faults/{i}"
         if fault["agent"] not in agents:
-            yield f"{where}/agent", _unknown("agent", fault["agent"], sorted(agents))
+            yield f"{where}/agent", unknown("agent", fault["agent"], sorted(agents))
         if fault["tool"] not in CALLER_TOOLS:
-            yield f"{where}/tool", _unknown("caller-forwarding tool", fault["tool"], CALLER_TOOLS)
+            yield f"{where}/tool", unknown("caller-forwarding tool", fault["tool"], CALLER_TOOLS)
 
 
 def _expect(
@@ -157,13 +144,13 @@ def _expect(
     }
     for i, err in enumerate(expect.get("tool_errors", [])):
         if err["agent"] is not None and err["agent"] not in agents and err["agent"] not in direct:
-            yield f"/expect/tool_errors/{i}/agent", _unknown("agent", err["agent"], names)
+            yield f"/expect/tool_errors/{i}/agent", unknown("agent", err["agent"], names)
         if err["tool"] not in (*TOOLS, *DIRECT_CALLS):
-            yield f"/expect/tool_errors/{i}/tool", _unknown("tool", err["tool"], TOOLS)
+            yield f"/expect/tool_errors/{i}/tool", unknown("tool", err["tool"], TOOLS)
     for key in ("final", "plan_mode"):
         for name in expect.get(key, {}):
             if name not in agents:
-                yield f"/expect/{key}/{name}", _unknown("agent", name, names)
+                yield f"/expect/{key}/{name}", unknown("agent", name, names)
     asks = sum("ask" in p for p in phases)
     if "direct" in expect and len(expect["direct"]) != asks:
         yield (
@@ -174,17 +161,13 @@ def _expect(
     for i, call in enumerate(expect.get("asked", [])):
         caller = call.get("caller")
         if caller is not None and caller not in agents and caller not in direct:
-            yield f"/expect/asked/{i}/caller", _unknown("agent", caller, names)
+            yield f"/expect/asked/{i}/caller", unknown("agent", caller, names)
     if "asked" in expect and len(expect["asked"]) != expect["answerer_calls"]:
         yield (
             "/expect/asked",
             f"{len(expect['asked'])} call(s) listed, but answerer_calls is "
             f"{expect['answerer_calls']}; list every call that reaches the answerer",
         )
-
-
-def _unknown(kind: str, value: str, known: Any) -> str:
-    return f"unknown {kind} {value!r}; expected one of: {', '.join(known) or 'none'}"
 
 
 def _lineage(agents: dict[str, Any], names: list[str]) -> Iterator[Problem]:
@@ -197,7 +180,7 @@ def _lineage(agents: dict[str, Any], names: list[str]) -> Iterator[Problem]:
                 yield f"/agents/{name}/script", why
             continue
         if owner not in agents:
-            yield f"/agents/{name}/spawned_by", _unknown("agent", owner, names)
+            yield f"/agents/{name}/spawned_by", unknown("agent", owner, names)
             continue
         seen = {name}
         while owner is not None and owner in agents:
@@ -223,7 +206,7 @@ def _script(name: str, agents: dict[str, Any]) -> Iterator[Problem]:
             args = call.get("args", {})
             yield from _refs(args, f"{at}/args", visible)
             if call["call"] not in TOOLS:
-                yield f"{at}/call", _unknown("tool", call["call"], TOOLS)
+                yield f"{at}/call", unknown("tool", call["call"], TOOLS)
             if call["call"] == "subagent":
                 child = args.get("name")
                 if isinstance(child, str) and "{{" not in child and child not in children:
@@ -266,7 +249,7 @@ def _phases(phases: list[dict[str, Any]], agents: dict[str, Any]) -> Iterator[Pr
         if "start" in phase:
             agent = phase["start"]
             if agent not in agents:
-                yield f"/phases/{i}/start", _unknown("agent", agent, names)
+                yield f"/phases/{i}/start", unknown("agent", agent, names)
             elif agents[agent].get("spawned_by") is not None:
                 yield (
                     f"/phases/{i}/start",
@@ -282,7 +265,7 @@ def _phases(phases: list[dict[str, Any]], agents: dict[str, Any]) -> Iterator[Pr
         elif "resume" in phase:
             agent = phase["resume"]
             if agent not in agents:
-                yield f"/phases/{i}/resume", _unknown("session", agent, names)
+                yield f"/phases/{i}/resume", unknown("session", agent, names)
             elif agent not in stored:
                 yield (
                     f"/phases/{i}/resume",
@@ -295,7 +278,7 @@ def _phases(phases: list[dict[str, Any]], agents: dict[str, Any]) -> Iterator[Pr
                 yield f"/phases/{i}/owner", f"{agent} cannot own itself; name another agent"
             stored |= _descendants(agent, agents)
         else:
-            yield from _direct(phase["ask"], f"/phases/{i}/ask", agents)
+            yield from direct_ask(phase["ask"], f"/phases/{i}/ask", agents)
     run = {p.get("start") for p in phases} | {p.get("resume") for p in phases}
     for name in names:
         if agents[name].get("spawned_by") is None and name not in run:
@@ -339,72 +322,6 @@ def _delegations(agents: dict[str, Any]) -> Iterator[Problem]:
                     "or remove the agent"
                 ),
             )
-
-
-def _direct(ask: dict[str, Any], where: str, agents: dict[str, Any]) -> Iterator[Problem]:
-    if "while" in ask:
-        yield from _during(ask, where, agents)
-    seen: set[str] = set()
-    for j, question in enumerate(ask["questions"]):
-        if question["id"] in seen:
-            yield (
-                f"{where}/questions/{j}/id",
-                f"question id {question['id']!r} is already used in this batch; answers are "
-                "matched by id",
-            )
-        seen.add(question["id"])
-    live: list[str] = []  # entered so far, in order
-    for j, entry in enumerate(ask.get("live", [])):
-        name, owner = entry["agent"], entry.get("owner")
-        if name in live:
-            yield f"{where}/live/{j}/agent", f"{name!r} is already entered; use reenter"
-        if owner is not None and owner not in live:
-            yield (
-                f"{where}/live/{j}/owner",
-                f"owner {owner!r} must be entered in live before {name}",
-            )
-        live.append(name)
-    for key in ("reenter", "detach"):
-        for j, name in enumerate(ask.get(key, [])):
-            if name not in live:
-                yield f"{where}/{key}/{j}", f"{name!r} is not entered in live; add it there first"
-    for j, name in enumerate(ask.get("detach_replaced", [])):
-        if name not in ask.get("reenter", []):
-            yield (
-                f"{where}/detach_replaced/{j}",
-                f"{name!r} was never replaced; list it in reenter first",
-            )
-    caller = ask.get("caller")
-    stale = ask.get("caller_object", "live") == "stale"
-    if caller is not None and not stale and caller not in live and "while" not in ask:
-        yield (
-            f"{where}/caller",
-            (f"caller {caller!r} is not entered in live; enter it, or set caller_object: stale"),
-        )
-
-
-def _during(ask: dict[str, Any], where: str, agents: dict[str, Any]) -> Iterator[Problem]:
-    """An ask made while a model phase runs uses that runtime's registry, as it is then."""
-    for key in ("live", "reenter", "detach", "detach_replaced", "provider"):
-        if key in ask:
-            what = "service" if key == "provider" else "registry"
-            yield (
-                f"{where}/{key}",
-                f"a while ask uses the running runtime's {what} as it is; remove {key}",
-            )
-    agent, step = ask["while"]["agent"], ask["while"]["before_step"]
-    names = sorted(agents)
-    if agent not in agents:
-        yield f"{where}/while/agent", _unknown("agent", agent, names)
-    elif step > len(agents[agent]["script"]):
-        yield (
-            f"{where}/while/before_step",
-            f"{agent}'s script has {len(agents[agent]['script'])} step(s), so it never asks "
-            f"for step {step}",
-        )
-    caller = ask.get("caller")
-    if caller is not None and caller not in agents:
-        yield f"{where}/caller", _unknown("agent", caller, names)
 
 
 def warnings(doc: dict[str, Any]) -> list[Problem]:

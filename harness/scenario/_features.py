@@ -11,6 +11,10 @@ from harness.scenario._model import DEFAULT_GUARD
 Problem = tuple[str, str]  # (JSON pointer, message)
 
 
+def unknown(kind: str, value: str, known: Any) -> str:
+    return f"unknown {kind} {value!r}; expected one of: {', '.join(known) or 'none'}"
+
+
 # -- features: every tag is decided by the content ------------------------------------
 # A downstream runtime skips scenarios by their tags without reading the rest, so a tag
 # that disagrees with the content would silently skip a case it could run, or run one it
