@@ -1,5 +1,10 @@
-"""`python -m tests.determinism`: run the whole suite twice, varying everything a snapshot
-must not depend on, and diff the snapshot bytes each run produced.
+"""`python -m tests.determinism`: run the tests that pin snapshots twice (`--whole-suite`:
+every test), varying everything a snapshot must not depend on, and diff the snapshot bytes
+each run produced.
+
+Only the modules in SNAPSHOT_TESTS compare against snapshots/ (tests/test_determinism.py
+checks that no other module does), so by default only they run: the rest of the suite
+compares no snapshot bytes, and CI runs it once anyway, in its own order and hash seed.
 
 Run a: PYTHONHASHSEED=0, `-n 0`, `--shuffle-seed A`. Run b: another hash seed, `-n 2`,
 `--shuffle-seed B`. Each run keeps, through `--harness-observed`, the text of every
@@ -27,6 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# The test modules that compare observations with snapshots/ (the scenario_snapshot fixture).
+SNAPSHOT_TESTS = ("tests/test_scenarios.py",)
 GOLDEN = ROOT / "snapshots"
 SHOWN_DIFFERENCES = 5  # with their diffs; the rest are listed one line each
 DIFF_LINES = 30  # per difference: enough to find the first differing lines
@@ -184,8 +191,8 @@ def run_suite(run: Run, work: Path, pytest_args: Sequence[str]) -> tuple[int, Ob
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m tests.determinism",
-        description="Run the suite twice (hash seed, test order and worker count varied) "
-        "and diff the snapshot bytes against each other and snapshots/.",
+        description="Run the tests that pin snapshots twice (hash seed, test order and "
+        "worker count varied) and diff the snapshot bytes against each other and snapshots/.",
     )
     parser.add_argument(
         "--order-seeds", type=int, nargs=2, default=(1, 2), metavar=("A", "B"),
@@ -194,6 +201,11 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--hash-seed", type=int, default=1234, metavar="N",
         help="PYTHONHASHSEED of run b; run a uses 0 (default: 1234)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--whole-suite", action="store_true",
+        help="run every test, not only the modules that pin snapshots "
+        f"({', '.join(SNAPSHOT_TESTS)})",
     )  # fmt: skip
     parser.add_argument(
         "pytest_args", nargs="*", metavar="-- PYTEST_ARG",
@@ -213,8 +225,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         Run("a", hash_seed=0, shuffle_seed=args.order_seeds[0], workers=0),
         Run("b", hash_seed=args.hash_seed, shuffle_seed=args.order_seeds[1], workers=2),
     ]
+    selected = [*args.pytest_args, *(() if args.whole_suite else SNAPSHOT_TESTS)]
     with tempfile.TemporaryDirectory(prefix="harness-determinism-") as tmp:
-        results = {run.name: run_suite(run, Path(tmp), args.pytest_args) for run in runs}
+        results = {run.name: run_suite(run, Path(tmp), selected) for run in runs}
     differences, compared = compare(
         read_golden(GOLDEN), {name: observed for name, (_, observed) in results.items()}
     )

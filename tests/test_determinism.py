@@ -1,9 +1,10 @@
 """Snapshot bytes depend on nothing but the scenario: not the hash seed, not the test order,
-not the worker count. The whole-suite check is `python -m tests.determinism`; these are
-its fast parts and the mechanics it relies on."""
+not the worker count. The two-run check is `python -m tests.determinism`; these are its
+fast parts and the mechanics it relies on."""
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -219,3 +220,34 @@ def test_the_command_forwards_the_first_failing_status(
         )
     else:
         assert "determinism:" in err and "OK" not in out
+
+
+def _pins_snapshots(path: Path) -> bool:
+    """Whether the module's own code (not a test file it writes as text) asks for the
+    scenario_snapshot fixture, as a parameter or through request.getfixturevalue."""
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and any(
+            a.arg == "scenario_snapshot" for a in node.args.args
+        ):
+            return True
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "getfixturevalue"
+            and any(
+                isinstance(a, ast.Constant) and a.value == "scenario_snapshot" for a in node.args
+            )
+        ):
+            return True
+    return False
+
+
+def test_the_determinism_check_runs_every_module_that_pins_snapshots() -> None:
+    # It runs only these by default; a module pinning snapshots outside them would go
+    # unvaried, so one is an error here.
+    pinning = {
+        str(path.relative_to(ROOT))
+        for path in sorted((ROOT / "tests").glob("test_*.py"))
+        if _pins_snapshots(path)
+    }
+    assert pinning == set(determinism.SNAPSHOT_TESTS)

@@ -57,6 +57,22 @@ def test_a_committed_table_is_checked_cell_by_cell(
     assert err[-1].startswith(f"matrix: {table} is not what the runtimes do now;")
 
 
+def test_a_streamed_run_is_checked_against_the_unstreamed_table(
+    table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # How CI gates every runtime's stream handling on the committed table.
+    out = tmp_path / "streamed.json"
+    args = ["matrix", "--adapter", "reference", "--adapter", PY_ADAPTER, "--stream", "--chunk", "1"]
+    assert main([*args, "--check", str(table), "--format", "json", "--output", str(out)]) == 0
+    streamed = json.loads(out.read_text("utf-8"))
+    assert streamed["columns"] == json.loads(table.read_text("utf-8"))["columns"]
+    assert streamed["command"].endswith(f"--adapter {PY_ADAPTER} --stream --chunk 1")
+    assert main(["matrix", "--chunk", "1"]) == 2
+    assert "--chunk takes a positive number of characters, together with --stream" in (
+        capsys.readouterr().err
+    )
+
+
 def test_markdown_names_the_command_and_each_runtime(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

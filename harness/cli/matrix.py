@@ -53,6 +53,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--output", type=Path, default=None, metavar="FILE", help="write the table to FILE"
     )
     parser.add_argument(
+        "--stream",
+        action="store_true",
+        help="stream every runtime's replies as SSE deltas (a correct runtime's cells are "
+        "the same either way, so --check can gate a streamed run on an unstreamed table)",
+    )
+    parser.add_argument(
+        "--chunk",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --stream: N characters per delta (1: one character at a time)",
+    )
+    parser.add_argument(
         "--check",
         type=Path,
         default=None,
@@ -79,7 +92,10 @@ def run(args: argparse.Namespace) -> int:
         acceptable &= all(r.acceptable for r in results)
         columns.append({"adapter": name, "runtime": runtime,
                         "cells": {r.result.scenario.id: _cell(r) for r in results}})  # fmt: skip
-    table = {"command": "harness matrix " + " ".join(f"--adapter {s}" for s in specs),
+    wire = (["--stream"] if args.stream else []) + (
+        [f"--chunk {args.chunk}"] if args.chunk is not None else []
+    )
+    table = {"command": " ".join(["harness matrix", *(f"--adapter {s}" for s in specs), *wire]),
              "columns": columns, "scenarios": [s.id for s in scenarios],
              "not_run": dict(NOT_RUN)}  # fmt: skip
     if args.format == "json":
@@ -113,7 +129,7 @@ def _run(
 
     options = argparse.Namespace(
         **vars(args), ids=[], expectations=None, snapshots=None, shard=None, backstop=None,
-        guard=DEFAULT_GUARD, api=API_NAMES[0], stream=False, chunk=None, level="upstream",
+        guard=DEFAULT_GUARD, api=API_NAMES[0], level="upstream",
     )  # fmt: skip
     options.adapter = spec
     planned = plan(options, scenarios)
