@@ -10,7 +10,6 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from harness.fake import ScriptedLLM
 from harness.fake.serve import ServerThread
 from harness.run import RULE, UPSTREAM, judge
 from harness.scenario import load_scenario
+from tests._shared_clis import SharedClis
 from tests.conftest import SCENARIOS
 
 pytestmark = pytest.mark.skipif(
@@ -40,10 +40,10 @@ NAMED = ("delegated-question-handoff", "grandchild-refused", "plan-mode-child-re
 
 
 @pytest.fixture(scope="module")
-def claude() -> Iterator[ClaudeCode]:
-    adapter = ClaudeCode(adapter_dir(None))
-    yield adapter
-    adapter.close()
+def claude(shared_clis: SharedClis) -> ClaudeCode:
+    # The session's: a scenario another test ran on it is not run again.
+    adapter: ClaudeCode = shared_clis.get("claude-code")
+    return adapter
 
 
 def test_it_runs_the_pinned_cli_offline_where_linux_allows(claude: ClaudeCode) -> None:
@@ -200,7 +200,7 @@ def test_offline_means_only_loopback(tmp_path: Path) -> None:
 
 @pytest.mark.timeout(300)  # the whole corpus, about 20 s alone, more beside other workers
 def test_the_cli_runs_every_scenario_it_can_at_the_rule_level(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], cli_runs_shared: SharedClis
 ) -> None:
     assert main(["run", "--adapter", "claude-code", "--level", "rule", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)

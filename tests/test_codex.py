@@ -10,17 +10,17 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from harness.adapters._codex import KEY_VAR, Codex, adapter_dir, config
+from harness.adapters._codex import KEY_VAR, Codex, config
 from harness.adapters._codex_observe import ERRORS, Events
 from harness.adapters._offline import unavailable
 from harness.cli import main
 from harness.contract import SENTINEL_KEY, Observation, RunOptions
 from harness.run import RULE, UPSTREAM, judge
+from tests._shared_clis import SharedClis
 from tests.conftest import SCENARIOS
 
 pytestmark = pytest.mark.skipif(
@@ -35,10 +35,10 @@ HANDOFF = (
 
 
 @pytest.fixture(scope="module")
-def codex() -> Iterator[Codex]:
-    adapter = Codex(adapter_dir(None))
-    yield adapter
-    adapter.close()
+def codex(shared_clis: SharedClis) -> Codex:
+    # The session's: a scenario another test ran on it is not run again.
+    adapter: Codex = shared_clis.get("codex")
+    return adapter
 
 
 @pytest.fixture(scope="module")
@@ -180,7 +180,9 @@ def test_a_root_to_be_answered_is_skipped_headless(codex: Codex) -> None:
 
 
 @pytest.mark.timeout(300)  # the corpus, about 15 s alone
-def test_the_cli_judges_it_at_both_levels(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_cli_judges_it_at_both_levels(
+    capsys: pytest.CaptureFixture[str], cli_runs_shared: SharedClis
+) -> None:
     assert main(["run", "--adapter", "codex", "--level", "rule", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     verdicts = {r["id"]: (r["status"], r["verdict"]) for r in report["scenarios"]}

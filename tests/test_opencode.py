@@ -11,18 +11,18 @@ import json
 import shutil
 import sqlite3
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from harness.adapters._offline import unavailable
-from harness.adapters._opencode import Opencode, adapter_dir
+from harness.adapters._opencode import Opencode
 from harness.adapters._opencode_observe import STORE, Events
 from harness.cli import main
 from harness.contract import SENTINEL_KEY, Observation, RunOptions
 from harness.run import RULE, UPSTREAM, judge
+from tests._shared_clis import SharedClis
 from tests.conftest import SCENARIOS
 
 pytestmark = pytest.mark.skipif(
@@ -41,10 +41,10 @@ TASK_RESULT = (
 
 
 @pytest.fixture(scope="module")
-def opencode() -> Iterator[Opencode]:
-    adapter = Opencode(adapter_dir(None))
-    yield adapter
-    adapter.close()
+def opencode(shared_clis: SharedClis) -> Opencode:
+    # The session's: a scenario another test ran on it is not run again.
+    adapter: Opencode = shared_clis.get("opencode")
+    return adapter
 
 
 @pytest.fixture(scope="module")
@@ -278,7 +278,7 @@ def _store(path: Path) -> None:
 
 @pytest.mark.timeout(300)
 def test_the_cli_judges_its_known_failure_at_both_levels(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], cli_runs_shared: SharedClis
 ) -> None:
     ids = ["delegated-question-handoff", "plan-mode-child-refused"]
     assert main(["run", "--adapter", "opencode", "--level", "rule", *ids]) == 0

@@ -11,16 +11,16 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from harness.adapters._offline import unavailable
-from harness.adapters._qwen_code import QwenCode, adapter_dir
+from harness.adapters._qwen_code import QwenCode
 from harness.cli import main
 from harness.contract import SENTINEL_KEY, Observation, RunOptions
 from harness.run import RULE, judge
+from tests._shared_clis import SharedClis
 from tests.conftest import SCENARIOS
 
 pytestmark = pytest.mark.skipif(
@@ -34,10 +34,10 @@ NOT_ASKED = (
 
 
 @pytest.fixture(scope="module")
-def qwen() -> Iterator[QwenCode]:
-    adapter = QwenCode(adapter_dir(None))
-    yield adapter
-    adapter.close()
+def qwen(shared_clis: SharedClis) -> QwenCode:
+    # The session's: a scenario another test ran on it is not run again.
+    adapter: QwenCode = shared_clis.get("qwen-code")
+    return adapter
 
 
 def test_it_runs_the_pinned_cli_offline_where_linux_allows(qwen: QwenCode, tmp_path: Path) -> None:
@@ -228,7 +228,9 @@ def test_a_plan_review_for_a_root_is_skipped_with_why(qwen: QwenCode) -> None:
 
 
 @pytest.mark.timeout(300)  # the corpus, about 20 s alone
-def test_the_cli_judges_it_at_both_levels(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_cli_judges_it_at_both_levels(
+    capsys: pytest.CaptureFixture[str], cli_runs_shared: SharedClis
+) -> None:
     assert main(["run", "--adapter", "qwen-code", "--level", "rule", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     verdicts = {r["id"]: (r["status"], r["verdict"]) for r in report["scenarios"]}
