@@ -13,18 +13,20 @@ from pathlib import Path
 from benchmarks._measure import now
 from benchmarks._report import Section, cpu_times, load_during, render
 
-GROUPS = ("delegation", "peer", "hang", "scale", "cli", "serve", "suite")
+GROUPS = ("delegation", "peer", "wires", "hang", "scale", "cli", "serve", "clis", "suite")
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 SIZES = (
     # 600: at 200 the ours/floor medians moved by a tenth between runs on a shared 2-core
     # machine; at 600 by about 2%.
     ("--repeats", 600, "runs of each in-process delegation benchmark (figures 1-3)"),
+    ("--wire-repeats", 200, "runs of each delegation and floor on the other wires (figure 9)"),
     ("--hang-runs", 50, "runs of each hang under the deadlock detector (figure 4)"),
     ("--timeout-runs", 3, "runs without the detector, ended by the 1 s backstop (figure 4)"),
     ("--suite-repeats", 2, "runs of the test suite per worker count (figure 5)"),
     ("--tree-repeats", 3, "fresh processes per delegation-tree size (figure 6a)"),
     ("--scenarios", 10_000, "small generated scenarios in one process (figure 6b)"),
     ("--cli-runs", 20, "cold starts of `harness list` and `python -c pass` (figure 7)"),
+    ("--cli-scenario-runs", 5, "runs of one scenario through each agent CLI (figure 10)"),
     ("--serve-requests", 500, "requests per client to `harness serve` (figure 8)"),
 )
 
@@ -32,7 +34,9 @@ SIZES = (
 def parse(argv: Sequence[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     p.add_argument(
-        "--quick", action="store_true", help="tiny sizes, for the smoke test (skips the suite)"
+        "--quick",
+        action="store_true",
+        help="tiny sizes, for the smoke test (skips the suite and the agent CLIs)",
     )
     for flag, default, what in SIZES:
         p.add_argument(flag, type=int, default=default, metavar="N", help=what)
@@ -47,6 +51,7 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
         p.error(f"unknown group(s) in --skip: {', '.join(sorted(unknown))}")
     if args.quick:
         args.skip.add("suite")  # it would run this command's own smoke test, and takes minutes
+        args.skip.add("clis")  # real CLIs: installs and seconds per scenario
     return args
 
 
@@ -60,6 +65,11 @@ def plan(args: argparse.Namespace) -> list[tuple[str, Callable[[], list[Section]
 
         repeats = 6 if q else args.repeats
         return figures_delegation.measure(quick=q, repeats=repeats, peer="peer" not in args.skip)
+
+    def wires() -> list[Section]:
+        from benchmarks import figures_wires
+
+        return [figures_wires.measure(quick=q, repeats=6 if q else args.wire_repeats)]
 
     def hang() -> list[Section]:
         from benchmarks import figures_hang
@@ -87,13 +97,18 @@ def plan(args: argparse.Namespace) -> list[tuple[str, Callable[[], list[Section]
 
         return [figures_serve.measure(quick=q, requests=args.serve_requests)]
 
+    def clis() -> list[Section]:
+        from benchmarks import figures_clis
+
+        return [figures_clis.measure(quick=q, runs=args.cli_scenario_runs)]
+
     def suite() -> list[Section]:
         from benchmarks import figures_process
 
         return [figures_process.suite(repeats=args.suite_repeats)]
 
-    steps = {"delegation": delegation, "hang": hang, "scale": scale, "cli": cli, "serve": serve,
-             "suite": suite}  # fmt: skip
+    steps = {"delegation": delegation, "wires": wires, "hang": hang, "scale": scale, "cli": cli,
+             "serve": serve, "clis": clis, "suite": suite}  # fmt: skip
     if "delegation" in args.skip:
         args.skip.add("peer")
     return [(name, step) for name, step in steps.items() if name not in args.skip]

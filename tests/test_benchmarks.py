@@ -3,6 +3,7 @@ figure group but the test suite itself and the pydantic-ai peer, at tiny sizes."
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 from benchmarks.__main__ import main
@@ -22,8 +23,25 @@ def test_quick_run_writes_every_figure(tmp_path: Path) -> None:
         "## 6a. Scaling",
         "## 6b. Scaling",
         "## 7. CLI cold start",
+        "## 9. The other wires",
     ):
         assert heading in text
     assert "| 2 ours (JSON) / 4-request floor (JSON) |" in text
-    assert "Groups not run: peer, suite." in text
+    assert "Groups not run: clis, peer, suite." in text
+    assert "| 9 ours / floor: anthropic-messages (JSON) |" in text
     assert "python -m benchmarks --quick" in text
+
+
+def test_a_cli_processs_lifetime_is_timed_from_spawn_to_exit() -> None:
+    # Figure 10's measure of what a CLI costs bare: the runner's own Popen, timed.
+    import harness.adapters._cli_run as cli_run
+    from benchmarks.figures_clis import _Lifetimes
+
+    lifetimes = _Lifetimes()
+    with lifetimes.watching():
+        process = cli_run.subprocess.Popen(["sleep", "0.2"])
+        process.wait()
+        process.poll()  # counted once
+    assert cli_run.subprocess.Popen is subprocess.Popen
+    (alive,) = lifetimes.alive
+    assert 0.2 <= alive < 2
