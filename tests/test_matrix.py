@@ -67,6 +67,16 @@ def test_a_streamed_run_is_checked_against_the_unstreamed_table(
     streamed = json.loads(out.read_text("utf-8"))
     assert streamed["columns"] == json.loads(table.read_text("utf-8"))["columns"]
     assert streamed["command"].endswith(f"--adapter {PY_ADAPTER} --stream --chunk 1")
+    # Columns at once: the same table, in the order named.
+    both = tmp_path / "both.json"
+    args = ["matrix", "--adapter", "reference", "--adapter", PY_ADAPTER,
+            "--adapter", f"jsonl:ADAPTER_TWIN=1 {PY_ADAPTER.removeprefix('jsonl:')}"]  # fmt: skip
+    assert main([*args, "--jobs", "2", "--format", "json", "--output", str(both)]) == 0
+    columns = json.loads(both.read_text("utf-8"))["columns"]
+    assert columns[:2] == json.loads(table.read_text("utf-8"))["columns"]
+    assert columns[2]["cells"] == columns[1]["cells"]
+    assert main(["matrix", "--jobs", "0"]) == 2
+    assert "--jobs takes a positive number" in capsys.readouterr().err
     assert main(["matrix", "--chunk", "1"]) == 2
     assert "--chunk takes a positive number of characters, together with --stream" in (
         capsys.readouterr().err

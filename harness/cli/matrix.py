@@ -17,7 +17,11 @@ from harness.cli._exits import EXIT_FAILED, EXIT_OK, usage
 from harness.cli._selection import load_corpus
 
 if TYPE_CHECKING:
+    from typing import TypeAlias
+
     from harness.run import Ran
+
+    Column: TypeAlias = tuple[str, str, list[Ran]]
 
 DEFAULT_ADAPTERS = ("reference",)
 # Agent CLIs with subagents and a human tool that no adapter can run, each with why: stated
@@ -66,6 +70,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --stream: N characters per delta (1: one character at a time)",
     )
     parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run up to N foreign runtimes' columns at once, each in a thread of its own "
+        "(their CLIs are processes; the reference runtime's column runs first, alone)",
+    )
+    parser.add_argument(
         "--check",
         type=Path,
         default=None,
@@ -83,9 +95,10 @@ def run(args: argparse.Namespace) -> int:
     specs = args.adapter or list(DEFAULT_ADAPTERS)
     if len(set(specs)) != len(specs):
         return usage("--adapter names a runtime twice; name each once")
+    if args.jobs < 1:
+        return usage("--jobs takes a positive number of columns to run at once")
     columns, acceptable = [], True
-    for spec in specs:
-        ran = _run(args, spec, scenarios)
+    for ran in _columns(args, specs, scenarios):
         if isinstance(ran, int):
             return ran
         name, runtime, results = ran
@@ -120,9 +133,22 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK if acceptable and not changed else EXIT_FAILED
 
 
-def _run(
-    args: argparse.Namespace, spec: str, scenarios: list[Any]
-) -> tuple[str, str, list[Ran]] | int:
+def _columns(
+    args: argparse.Namespace, specs: list[str], scenarios: list[Any]
+) -> list[Column | int]:
+    """Each runtime's column, in the order named. The reference runtime's runs on this
+    thread (its batch owns the SIGINT handler, which only the main thread may set); the
+    others, each a process the adapter drives, up to --jobs at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    here = {spec: _run(args, spec, scenarios) for spec in specs if spec == "reference"}
+    others = [spec for spec in specs if spec not in here]
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        there = dict(zip(others, pool.map(lambda s: _run(args, s, scenarios), others), strict=True))
+    return [here[spec] if spec in here else there[spec] for spec in specs]
+
+
+def _run(args: argparse.Namespace, spec: str, scenarios: list[Any]) -> Column | int:
     """One column: the corpus on `spec`, judged as `harness run --adapter SPEC` judges it."""
     from harness.cli._options import API_NAMES, DEFAULT_GUARD, plan
     from harness.contract import runtime_of
