@@ -124,7 +124,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         began = now()
         sections += step()
         print(f"benchmarks: {name} took {now() - began:.1f} s", file=sys.stderr, flush=True)
-    sections.sort(key=lambda s: s.title)
+    # By figure number ("6a." after "5.", "10." after "9."), as the titles begin.
+    sections.sort(key=lambda s: (int(s.title.split(".")[0].rstrip("ab")), s.title))
     command = shlex.join(["python", "-m", "benchmarks", *argv])
     if args.skip:
         sections.append(Section("Skipped", f"Groups not run: {', '.join(sorted(args.skip))}."))
