@@ -42,11 +42,20 @@ CREDENTIAL_HEADERS = (
 )  # fmt: skip
 
 
+_CREDENTIALS = {name.encode("ascii"): name for name in CREDENTIAL_HEADERS}
+
+
 def check_credentials(headers: httpx.Headers, agent: str | None) -> None:
     """ForeignCredential unless every credential header is absent or carries exactly the
     sentinel key (as a bearer token in an authorization header)."""
+    # One pass over the raw headers, not a lookup per name: each lookup walks them all.
+    found: dict[str, list[str]] = {}
+    for raw_name, raw_value in headers.raw:
+        name = _CREDENTIALS.get(raw_name.lower())
+        if name is not None:
+            found.setdefault(name, []).append(raw_value.decode(headers.encoding))
     for name in CREDENTIAL_HEADERS:
-        for value in headers.get_list(name):
+        for value in found.get(name, ()):
             key = value.strip()
             if name.endswith("authorization") and key[:7].lower() == "bearer ":
                 key = key[7:].strip()

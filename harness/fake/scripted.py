@@ -173,7 +173,8 @@ class ScriptedLLM:
         if self.before_turn is None:
             return
         try:
-            body = self._body(request, endpoint_for(request.url.path))
+            named = request.headers.get(AGENT_HEADER)
+            body = self._body(request, endpoint_for(request.url.path), named)
             if self.dialect.side and self.dialect.side_request(body) is not None:
                 return  # no agent's turn
             agent = self.routes.place(request, body)
@@ -194,15 +195,16 @@ class ScriptedLLM:
         self.record.served += 1
         endpoint = endpoint_for(request.url.path)
         body: Any = None  # a request that is none of the wire's adds no prefix
+        named = request.headers.get(AGENT_HEADER)  # read once: each lookup walks the headers
         try:
-            check_credentials(request.headers, request.headers.get(AGENT_HEADER))
-            body = self._body(request, endpoint)
+            check_credentials(request.headers, named)
+            body = self._body(request, endpoint, named)
             side = self.dialect.side_request(body) if self.dialect.side else None
             if side is not None:  # no agent's turn: answered, and no script moves
                 agent, step, message = None, None, {"role": "assistant", "content": side.reply}
                 self.side.append(f"{side.about} (answered; no script consumed)")
             else:
-                agent, step, message = self._reply(request, body, endpoint.call_prefix)
+                agent, step, message = self._reply(request, body, endpoint.call_prefix, named)
         except ScriptError as exc:
             self.errors.append(exc)
             self.record.add(request, exc.agent, exc.step, body, kept=self.error_bodies)
@@ -218,18 +220,18 @@ class ScriptedLLM:
             chunk=self.chunk,
         )
 
-    def _body(self, request: httpx.Request, endpoint: Endpoint) -> Any:
+    def _body(self, request: httpx.Request, endpoint: Endpoint, agent: str | None) -> Any:
         """The request as the checks and routing read it: parsed, and translated from its
-        wire into that conversation (MalformedRequest when it cannot be)."""
-        agent = request.headers.get(AGENT_HEADER)
+        wire into that conversation (MalformedRequest when it cannot be). `agent`: the
+        agent header's value, if any."""
         return endpoint.conversation(parsed(request.content), strict=self.strict, agent=agent)
 
     def _reply(
-        self, request: httpx.Request, body: Any, call_prefix: str
+        self, request: httpx.Request, body: Any, call_prefix: str, named: str | None
     ) -> tuple[str, int, dict[str, Any]]:
         """(agent, step, the assistant message) for a request the script can answer; the
         ScriptError that says why not otherwise, naming the agent and step it got to."""
-        check_request(body, strict=self.strict, agent=request.headers.get(AGENT_HEADER))
+        check_request(body, strict=self.strict, agent=named)
         agent = self.routes.place(request, body)
         state = self._state.get(agent)
         if state is None:
