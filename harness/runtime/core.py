@@ -11,7 +11,7 @@ from harness.runtime.llm import ChatClient
 from harness.runtime.loop import run_agent
 from harness.runtime.questions import UserQuestionService
 from harness.runtime.registry import Agent, AgentRegistry
-from harness.runtime.sessions import SessionHeader, SessionStore, plan_mode_logged
+from harness.runtime.sessions import SessionHeader, SessionStore
 from harness.runtime.tools import Tool, default_tools
 from harness.runtime.tools.exit_plan_mode import set_plan_mode
 from harness.runtime.waits import WaitGraph
@@ -95,7 +95,7 @@ class Runtime:
 
     async def _run(self, agent: Agent, owner: Agent | None, prompt: str) -> str:
         assert agent.session is not None
-        if plan_mode_logged(agent.session.events) is None and agent.id in self.plan_mode:
+        if agent.session.plan_mode is None and agent.id in self.plan_mode:
             set_plan_mode(agent, True)
         detach = self.agents.enter(agent, owner) if self.agents is not None else _stay_registered
         role = f"owned by {owner.id}" if owner is not None else "root"

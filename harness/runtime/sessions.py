@@ -238,6 +238,9 @@ class Session:
         self.store = store
         self.header = header
         self.events: list[Event] = events or []
+        # What plan_mode_logged(self.events) says, kept as events are appended: it is read
+        # at every step (the plan:policy prompt section), and would walk the log each time.
+        self.plan_mode: bool | None = plan_mode_logged(self.events)
 
     @property
     def id(self) -> str:
@@ -246,6 +249,8 @@ class Session:
     def append(self, event: Event) -> Event:
         stamped = self.store._write(self.id, event)
         self.events.append(stamped)
+        if stamped["type"] == "plan/mode":
+            self.plan_mode = bool(stamped["active"])
         return stamped
 
     def messages(self) -> list[Message]:

@@ -21,7 +21,6 @@ from harness.runtime.questions import (
     Question,
 )
 from harness.runtime.registry import Agent
-from harness.runtime.sessions import plan_mode_logged
 from harness.runtime.tools._base import (
     ToolArgumentError,
     ToolContext,
@@ -129,7 +128,7 @@ def policy_section(agent: Agent) -> str:
     upstream's text while its session's plan mode is on (a switch chosen in the last step is
     logged by then, see begin_step), else none."""
     session = agent.session
-    return PLAN_POLICY if session is not None and plan_mode_logged(session.events) else ""
+    return PLAN_POLICY if session is not None and session.plan_mode else ""
 
 
 def set_plan_mode(agent: Agent, active: bool) -> None:
@@ -169,7 +168,7 @@ class ExitPlanModeTool:
         # The reference always calls a tool with its agent, so upstream's first check (no
         # calling agent) cannot arise here.
         session = ctx.agent.session
-        if session is None or not plan_mode_logged(session.events):
+        if session is None or not session.plan_mode:
             return _plain_error(NOT_IN_PLAN_MODE)
         if not HEADING.match(plan.strip()):
             return _plain_error(NO_HEADING)
