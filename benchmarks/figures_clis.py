@@ -31,7 +31,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 class _Lifetimes:
-    """subprocess.Popen as the CLI runner uses it, remembering each process's lifetime."""
+    """While `watching`, subprocess.Popen (the module's, so process-wide; the benchmark is
+    the only thing running) is a subclass that remembers each process's lifetime, spawn to
+    the first wait or poll that sees it ended: how the CLI runner starts and reaps its CLI."""
 
     def __init__(self) -> None:
         self.alive: list[float] = []

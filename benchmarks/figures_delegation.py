@@ -40,15 +40,16 @@ class Exchange:
     content_type: str
 
 
-def exchanges(sc: Scenario, wire: Wire) -> list[Exchange]:
+def exchanges(sc: Scenario, wire: Wire, url: str = URL) -> list[Exchange]:
     """The delegation's four requests (parent, child, child, parent) as the runtime sent
-    them, each with the exact reply the fake gives, so the floor moves the same bytes."""
+    them over `wire`, each with the exact reply the fake gives at `url` (the wire's
+    endpoint), so the floor moves the same bytes."""
     sent = observe_scenario(sc, wire=wire).requests
     llm = ScriptedLLM({name: a.script for name, a in sc.agents.items()})
     out = []
     for r in sent:
         assert r.agent is not None
-        reply = llm.respond(httpx.Request("POST", URL, headers=dict(r.headers), content=r.raw))
+        reply = llm.respond(httpx.Request("POST", url, headers=dict(r.headers), content=r.raw))
         out.append(Exchange(r.agent, r.body, reply.content, reply.headers["content-type"]))
     return out
 

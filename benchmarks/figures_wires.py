@@ -10,36 +10,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import httpx
-
 from benchmarks._measure import Bench, Stats, sample_blocks
 from benchmarks._report import Check, Section, num, times
-from benchmarks.figures_delegation import Exchange, ours, scenario
-from harness.adapters.reference.phases import observe_scenario
+from benchmarks.figures_delegation import Exchange, exchanges, ours, scenario
 from harness.contract import AGENT_HEADER, SENTINEL_KEY
-from harness.fake import BASE_URL, ScriptedLLM
+from harness.fake import BASE_URL
 from harness.run import Wire
-from harness.scenario import Scenario
 
 # Each wire: its endpoint under the fake's base URL, and the SDK's call for it.
 WIRES = {"anthropic-messages": "/messages", "openai-responses": "/responses"}
 # ours / floor, at most: the issue's targets (streaming has more to parse per reply).
 BOUNDS = {False: 2.0, True: 2.5}
-
-
-def exchanges(sc: Scenario, api: str, stream: bool) -> list[Exchange]:
-    """The four requests the runtime's SDK sent on this wire, each with the fake's reply."""
-    sent = observe_scenario(sc, wire=Wire(stream=stream, api=api)).requests
-    llm = ScriptedLLM({name: a.script for name, a in sc.agents.items()})
-    out = []
-    for r in sent:
-        assert r.agent is not None
-        request = httpx.Request(
-            "POST", BASE_URL + WIRES[api], headers=dict(r.headers), content=r.raw
-        )
-        reply = llm.respond(request)
-        out.append(Exchange(r.agent, r.body, reply.content, reply.headers["content-type"]))
-    return out
 
 
 class SdkFloor:
@@ -118,11 +99,12 @@ def measure(*, quick: bool, repeats: int) -> Section:
     for api in WIRES:
         for stream in (False, True):
             kind = "SSE" if stream else "JSON"
-            floor = SdkFloor(api, stream, exchanges(sc, api, stream))
+            wire = Wire(stream=stream, api=api)
+            floor = SdkFloor(api, stream, exchanges(sc, wire, BASE_URL + WIRES[api]))
             names = (f"floor: {api} ({kind})", f"ours: {api} ({kind})")
             benches += [
                 Bench(names[0], floor.delegation, floor.loop),
-                ours(sc, Wire(stream=stream, api=api)),
+                ours(sc, wire),
             ]
             benches[-1].name = names[1]
             pairs.append((api, stream, *names))
