@@ -86,12 +86,25 @@ def load_scenario(path: Path) -> Scenario:
     """Load one file, or raise ScenarioError with every problem in it, one line each:
     `path:line:col: message` for YAML, `path: /json/pointer: message (line N)` for the
     schema and for the checks a schema cannot express."""
-    return _loaded(path, _bytes(path))
+    name = Path(path.name)
+    try:
+        scenario = _loaded(name, _bytes(path))
+    except ScenarioError as exc:
+        raise ScenarioError([_placed(line, name, path) for line in exc.problems]) from None
+    warned = tuple(_placed(line, name, path) for line in scenario.warnings)
+    return replace(scenario, path=path, warnings=warned)
 
 
-# By path and exact content: a process that loads the same files again (every in-process
-# CLI call of a test session) parses and validates each once. Scenarios are immutable.
-@functools.lru_cache(maxsize=256)
+def _placed(line: str, name: Path, path: Path) -> str:
+    # Every line the check writes starts with the file it was given: the bare name.
+    given = str(name)
+    return str(path) + line[len(given) :] if line.startswith(given) else line
+
+
+# By file name and exact content, not by place: a process that loads the same files again
+# (every in-process CLI call of a test session, an installed copy of the corpus) parses
+# and validates each once. The name matters (an id must match it); the folder does not.
+@functools.lru_cache(maxsize=512)
 def _loaded(path: Path, data: bytes) -> Scenario:
     document = _read(path, data)
     doc = document.value
