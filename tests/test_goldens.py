@@ -127,6 +127,24 @@ def test_an_absent_key_is_not_a_null_one() -> None:
     assert differences({"owner": None}, {"owner": None}) == []
 
 
+@pytest.mark.parametrize(
+    ("expected", "observed"),
+    [(True, 1), (1, 1.0), (0, False), ("1", 1), ([1, 2], [2, 1]), ({"a": [None]}, {"a": []})],
+)
+def test_json_types_and_order_are_compared_not_python_equality(
+    expected: object, observed: object
+) -> None:
+    # Equal snapshots are settled by their canonical JSON texts; Python's == would take
+    # each of these pairs but the last two as equal.
+    from harness.run import differences
+
+    assert differences({"v": expected}, {"v": observed}) != []
+    assert (
+        differences({"v": expected, "w": {"b": 1, "a": 2}}, {"w": {"a": 2, "b": 1}, "v": expected})
+        == []
+    )
+
+
 @pytest.fixture
 def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """As if the harness ran from a wheel: the package in a site-packages with no checkout
