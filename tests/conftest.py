@@ -25,8 +25,8 @@ SCENARIOS = {s.id: s for s in load_all()}
 # that starts a process fails (no_processes). `pytest -m "not slow"` is the inner loop; the
 # README's `pytest -n auto` runs both tiers, and so does CI.
 SLOW_MODULES = frozenset({
-    "test_adapters", "test_benchmarks", "test_claude_code", "test_codex", "test_deep",
-    "test_determinism",
+    "test_adapter_faults", "test_adapters", "test_benchmarks", "test_claude_code", "test_codex",
+    "test_deep", "test_determinism",
     "test_dialects_served", "test_fuzz",
     "test_hygiene", "test_matrix", "test_node_dsh", "test_offline", "test_opencode",
     "test_qwen_code",
