@@ -17,8 +17,8 @@ import pytest
 
 from harness.adapters._claude_code import ClaudeCode, adapter_dir
 from harness.adapters._claude_human import override_header
-from harness.adapters._claude_observe import Stream
 from harness.adapters._offline import command, unavailable
+from harness.adapters._stream_json import Stream
 from harness.cli import main
 from harness.contract import SENTINEL_KEY, RunOptions
 from harness.fake import ScriptedLLM

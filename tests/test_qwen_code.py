@@ -93,7 +93,7 @@ def _calls(observed: Observation, agent: str) -> list[dict[str, str]]:
 
 
 def test_a_childs_events_are_read_from_its_stream(tmp_path: Path) -> None:
-    from harness.adapters._claude_observe import Stream
+    from harness.adapters._stream_json import Stream
 
     # Qwen Code tags a child's events with its agent call: the child's ask is the child's,
     # and its plain result is no error.

@@ -96,7 +96,7 @@ class CliAdapter:
 
     def reader(self, delegation: str) -> Reader:
         """How its output is read: stream-json events (Claude Code's, Qwen Code's)."""
-        from harness.adapters._claude_observe import Stream
+        from harness.adapters._stream_json import Stream
 
         return Stream(delegation=delegation, children_in_stream=self.children_in_stream)
 

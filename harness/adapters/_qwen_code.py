@@ -23,10 +23,10 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.adapters._claude_observe import question_back
 from harness.adapters._cli_adapter import CliAdapter, offline_choice
 from harness.adapters._host_human import can_use_tool, user_message
 from harness.adapters._npm import adapter_dir as npm_adapter_dir
+from harness.adapters._stream_json import question_back
 from harness.contract import SENTINEL_KEY
 from harness.fake.dialect import ASK_TOOL, PLAN_TOOL
 

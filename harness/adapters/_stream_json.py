@@ -1,4 +1,5 @@
-"""Claude Code's own output -> the protocol's observation (scenarios/protocol.json).
+"""stream-json -> the protocol's observation (scenarios/protocol.json): Claude Code's
+output, and Qwen Code's, which writes the same events.
 
 Claude Code in SDK mode writes stream-json events: the root's messages with
 `parent_tool_use_id: null`, a child's tagged with the id of the `Agent` call that started
