@@ -16,8 +16,11 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from harness.scenario import Scenario
 
-# Wall-clock seconds per scenario.
-DEFAULT_BACKSTOP = 10.0
+# The backstop: seconds a runtime may go without any sign of progress before it is stopped
+# (harness.adapters._watchdog), never a limit on a scenario's length. Enough for a real
+# agent CLI on a loaded 2-core machine, where a start of opencode's or Qwen Code's shows
+# nothing for several seconds; hangs are found by quiescence at once, not by this.
+DEFAULT_BACKSTOP = 60.0
 
 # Every run's clock, handed to the store (event timestamps) and the fake (completion
 # times): nothing a run observes reads the wall clock, so no clock needs patching
@@ -250,7 +253,7 @@ class AdapterError(Exception):
 
 @dataclass(frozen=True)
 class RunOptions:
-    backstop: float = DEFAULT_BACKSTOP  # wall-clock seconds per scenario
+    backstop: float = DEFAULT_BACKSTOP  # seconds without progress before a runtime is stopped
     guard: str | None = None  # a caller-check guard: the reference runtime's test seam only
     wire: Wire = field(default_factory=Wire)
 

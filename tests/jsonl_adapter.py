@@ -245,6 +245,10 @@ def main() -> int:
                 return 4
             if misbehave == "silent":
                 continue
+            if misbehave == "slow":  # slow but moving: a line on stderr every 0.1 s, for 1.5 s
+                for _ in range(15):
+                    print("adapter: still working", file=sys.stderr, flush=True)
+                    time.sleep(0.1)
             if misbehave == "garbage":
                 print("this is not json", flush=True)
                 continue

@@ -25,7 +25,9 @@ from tests.test_adapters import ROOT, started
     [
         ("--misbehave crash", "the adapter process exited (status 3) before its result for"),
         ("--misbehave garbage", "not a JSON line: 'this is not json'"),
-        ("--misbehave silent", "no result for reregistered-id within 0.8 s"),
+        ("--misbehave silent",
+         "no result for reregistered-id after 0.8 s without progress (the backstop and a "
+         "grace); it was last seen being sent its run line, for the result for reregistered-id"),
         ("--misbehave bad-observation",
          'result for reregistered-id: observation.answerer_calls: expected an integer, got "many"'),
         ("--misbehave refuse", "adapter py: it could not run reregistered-id: refusing on purpose"),

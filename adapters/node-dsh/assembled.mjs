@@ -7,7 +7,7 @@
 // Nothing here writes to stdout: adapter.mjs owns the protocol.
 
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -168,8 +168,10 @@ function overlay({ answerer, callsFile, baseURL, planAgents, resume, underTest, 
 }
 
 /** Run dsh once; settle on its exit, on the answerer being reached when it never answers, or
- * at the deadline. */
-function runDsh({ args, cwd, env, callsFile, neverAnswers, deadline }) {
+ * when it has shown no progress for `idleMs`: nothing on its stdout or stderr, and nothing
+ * more written under `watched` (its session logs grow with each request to the fake). A dsh
+ * that is slow but moving is never stopped. */
+function runDsh({ args, cwd, env, callsFile, neverAnswers, idleMs, watched }) {
   return new Promise((resolve) => {
     const child = spawn(process.env.NODE_DSH_NODE, [BIN, ...args], {
       cwd,
@@ -179,14 +181,26 @@ function runDsh({ args, cwd, env, callsFile, neverAnswers, deadline }) {
     });
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (chunk) => (stdout = (stdout + chunk).slice(-4000)));
-    child.stderr.on("data", (chunk) => (stderr = (stderr + chunk).slice(-4000)));
+    let lastSeen = Date.now();
+    let doing = "starting";
+    const saw = (what) => {
+      lastSeen = Date.now();
+      doing = what;
+    };
+    child.stdout.on("data", (chunk) => {
+      stdout = (stdout + chunk).slice(-4000);
+      saw("writing on its stdout");
+    });
+    child.stderr.on("data", (chunk) => {
+      stderr = (stderr + chunk).slice(-4000);
+      saw("writing on its stderr");
+    });
     let settled = false;
     const finish = (result) => {
       if (settled) return;
       settled = true;
       clearInterval(watch);
-      clearTimeout(timer);
+      clearInterval(idle);
       if (result.kill) {
         try {
           process.kill(-child.pid, "SIGKILL");
@@ -201,10 +215,44 @@ function runDsh({ args, cwd, env, callsFile, neverAnswers, deadline }) {
     const watch = setInterval(() => {
       if (neverAnswers && readCalls(callsFile).length > 0) finish({ hang: true, kill: true });
     }, 10);
-    const timer = setTimeout(() => finish({ timeout: true, kill: true }), Math.max(deadline - Date.now(), 0));
+    let written = footprint(watched);
+    const idle = setInterval(() => {
+      const now = footprint(watched);
+      if (now !== written) {
+        written = now;
+        saw("writing its session logs");
+      }
+      const still = Date.now() - lastSeen;
+      if (still >= idleMs) finish({ timeout: true, kill: true, still, doing });
+    }, 100);
     child.on("error", (error) => finish({ code: null, spawnError: error }));
     child.on("close", (code, signal) => finish({ code, signal }));
   });
+}
+
+/** Bytes written under `dir` so far (a sign of life): a walk of a handful of files. One
+ * that dsh removes or renames meanwhile is left out, not an error. */
+function footprint(dir) {
+  let total = 0;
+  const walk = (at) => {
+    let entries = [];
+    try {
+      entries = readdirSync(at, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      const path = join(at, entry.name);
+      try {
+        if (entry.isDirectory()) walk(path);
+        else if (entry.isFile()) total += statSync(path).size;
+      } catch {
+        // gone meanwhile
+      }
+    }
+  };
+  walk(dir);
+  return total;
 }
 
 function tail(text) {
@@ -226,8 +274,9 @@ export async function runAssembled(scenario, model, backstopSeconds, provides) {
     answers: world.answers ?? {},
     delayMs: world.answer_delay_ms ?? 0,
   };
-  // Leave a second inside the harness's backstop to report what happened.
-  const deadline = Date.now() + Math.max((backstopSeconds ?? 10) - 1, 1) * 1000;
+  // The backstop is seconds without progress; the harness waits a grace beyond it, so the
+  // adapter gives up first and reports what it saw.
+  const idleMs = (backstopSeconds ?? 60) * 1000;
   const env = {
     // Only what the CLI needs: nothing from the caller's environment (keys, proxies) leaks in.
     PATH: [dirname(process.env.NODE_DSH_NODE), process.env.PATH ?? ""].join(delimiter),
@@ -284,14 +333,16 @@ export async function runAssembled(scenario, model, backstopSeconds, provides) {
         env,
         callsFile,
         neverAnswers: answerer.mode === "tripwire" || answerer.mode === "unreachable",
-        deadline,
+        idleMs,
+        watched: dirs.dsh_home,
       });
       window.end = Date.now();
       window.root ??= rootMadeIn(readSessions(dirs.dsh_home), window);
       const where = `phase ${index + 1} (${kind}: ${name})`;
       if (ran.hang) return report("hang", reachedBy(callsFile));
       if (ran.timeout) {
-        return report("error", `${where}: dsh was still running a second before the ${backstopSeconds ?? 10} s backstop; stopped`);
+        const still = (ran.still / 1000).toFixed(1);
+        return report("error", `backstop: ${where}: dsh showed no progress for ${still} s (the limit is ${backstopSeconds ?? 60} s without progress); it was last seen ${ran.doing}; stopped, and nothing hung`);
       }
       if (ran.spawnError) return report("error", `${where}: cannot start dsh: ${ran.spawnError.message}`);
       if (ran.code !== 0) {

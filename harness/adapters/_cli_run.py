@@ -4,8 +4,10 @@ where Linux allows (harness.adapters._offline); what the CLI writes read as it c
 the CLI's own `Reader`; and a hang decided by quiescence: a question waits on a human who
 will never answer it (the human end holds it, or the CLI never let it reach the human end:
 `Cli.unasked`), no request is in flight at the fake, and every agent still going waits on
-the human or on a child that does (`wait_for`). Never by a timeout: the backstop ends
-anything else as an error that says nothing hung.
+the human or on a child that does (`wait_for`). Never by a timeout: the backstop, a
+no-progress watchdog (harness.adapters._watchdog), ends only a run that has shown no sign
+of life for that long, as an error that says what it was last seen doing and that nothing
+hung.
 
 What differs per CLI is its `Cli`: the command, the environment (built from nothing), its
 reader, the first lines on stdin if it takes any, and its control channel if it has one.
@@ -20,11 +22,13 @@ import queue
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections import deque
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from harness.adapters._cli_observe import Call
+from harness.adapters._watchdog import Watchdog
 from harness.contract import RunOptions
 from harness.fake.dialect import ASK_TOOL, DELEGATION_TOOL
 
@@ -104,7 +108,9 @@ class CliRun:
     ) -> None:
         self.cli, self.scenario, self.llm, self.server = cli, scenario, llm, server
         self.folder = folder
-        self.deadline = time.monotonic() + options.backstop
+        # Counted from the scenario's start, after the install and the adapter's opening:
+        # neither is this scenario's doing.
+        self.watchdog = Watchdog(options.backstop, cli.program)
         self.stream = cli.reader(llm.dialect.delegation.tool)
         self.asked: list[dict[str, Any]] = []
         self.held: dict[str, str] = {}  # tool_use id -> the question the human holds
@@ -168,23 +174,17 @@ class CliRun:
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8",
             errors="replace", bufsize=1, start_new_session=True,
         )  # fmt: skip
+        self.watchdog.saw(f"starting its process for phase {len(self.stream.roots)} ({root})")
         lines: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=_pump, args=(process.stdout, lines), daemon=True).start()
-        stderr: list[str] = []
-        keeper = threading.Thread(target=_keep, args=(process.stderr, stderr), daemon=True)
-        keeper.start()
+        stderr = _Tail(process.stderr)
         try:
             opening = self.cli.opening(self, prompt)
             for message in opening:
                 self.send(process, message)
             if not opening and process.stdin is not None:  # its prompt is in its argv
                 process.stdin.close()
-
-            def said() -> list[str]:  # all of it: the CLI has ended, let its last line in
-                keeper.join(5)
-                return stderr
-
-            return self._follow(process, lines, said)
+            return self._follow(process, lines, stderr)
         finally:
             _stop(process)
 
@@ -192,7 +192,7 @@ class CliRun:
         self,
         process: subprocess.Popen[str],
         lines: queue.Queue[str | None],
-        stderr: Callable[[], list[str]],
+        stderr: _Tail,
     ) -> tuple[str, str | None]:
         noise: list[str] = []  # stdout lines that are no stream-json event
         due: list[Due] = []  # scripted answers waiting to go
@@ -205,7 +205,7 @@ class CliRun:
                 code = process.wait()
                 if self.stream.result is not None and code == 0:
                     return "completed", None
-                tail = " | ".join(stderr()[-3:]) or "nothing on stderr"
+                tail = " | ".join(stderr.ended()[-3:]) or "nothing on stderr"
                 tail += f"; its stdout also had: {' | '.join(noise[-3:])}" if noise else ""
                 return (
                     "error",
@@ -214,6 +214,9 @@ class CliRun:
             event = _event(line) if line.strip() else None
             if line.strip() and event is None:
                 noise.append(line.strip()[:200])  # not stream-json: kept, to be shown
+            if line:
+                kind = event.get("type") if event is not None else "a line that is no event"
+                self.watchdog.saw(f"writing on its stdout ({kind})")
             if event is not None:
                 if event.get("type") == "control_request":
                     due += self.cli.control(self, process, event)
@@ -231,17 +234,22 @@ class CliRun:
             for entry in [d for d in due if d[0] <= now]:
                 due.remove(entry)
                 self.answer(process, entry[1], entry[2])
+                self.watchdog.saw("being answered by the human end")
+            self._progress(stderr)
             if self.failure is not None:
                 return "error", self.failure
             unasked = self.cli.unasked(self)
             if (self.held or unasked) and not due and (graph := self._stuck(unasked)):
                 self.hang = graph
                 return "hang", "hang: nothing can run; " + "; ".join(graph["graph"])
-            if now > self.deadline:
-                return (
-                    "error",
-                    f"the backstop ran out before {self.cli.program}'s result, and nothing hung",
-                )
+            if not due and self.watchdog.expired():  # an answer of ours due: we hold it
+                return "error", self.watchdog.report()
+
+    def _progress(self, stderr: _Tail) -> None:
+        """What the CLI did that its stdout does not show: a line on stderr, a request that
+        reached the fake."""
+        self.watchdog.stderr(stderr.count, stderr.lines[-1] if stderr.lines else "")
+        self.watchdog.requests(self.server.received)
 
     def send(self, process: subprocess.Popen[str], message: dict[str, Any]) -> None:
         assert process.stdin is not None
@@ -280,10 +288,25 @@ def _pump(stream: Any, lines: queue.Queue[str | None]) -> None:
     lines.put(None)
 
 
-def _keep(stream: Any, kept: list[str]) -> None:
-    for line in stream:
-        kept.append(line.rstrip("\n"))
-        del kept[:-20]
+class _Tail:
+    """A process's stderr, read as it comes by a thread of its own: its last lines, and how
+    many there have been (a sign of life for the watchdog)."""
+
+    def __init__(self, stream: Any) -> None:
+        self.lines: deque[str] = deque(maxlen=20)
+        self.count = 0
+        self._keeper = threading.Thread(target=self._keep, args=(stream,), daemon=True)
+        self._keeper.start()
+
+    def _keep(self, stream: Any) -> None:
+        for line in stream:
+            self.lines.append(line.rstrip("\n"))
+            self.count += 1
+
+    def ended(self) -> list[str]:
+        """All of it, once the process has ended: its last line is let in first."""
+        self._keeper.join(5)
+        return list(self.lines)
 
 
 def _stop(process: subprocess.Popen[str]) -> None:

@@ -9,9 +9,10 @@ reports raw facts (answers, errors with name, code and message); this side rende
 judges them exactly as it does the reference runtime's, so both meet the same golden
 snapshots.
 
-A process that crashes, goes silent past its backstop or breaks the protocol costs the
-scenario it was running (an error saying what happened) and no more: the next scenario
-starts a new process and says hello again.
+A process that crashes, shows no progress for its backstop (and a grace), or breaks the
+protocol costs the scenario it was running (an error saying what happened) and no more: the
+next scenario starts a new process and says hello again. Progress is what the harness can
+see of it: a request that reached the fake, a line on its stderr (harness.adapters._watchdog).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.adapters._reported import ProtocolError, check, observation
+from harness.adapters._watchdog import Watchdog
 from harness.contract import AdapterError, RunOptions
 from harness.fake.dialect import REFERENCE_DIALECT, Delegation, Dialect, DialectError
 
@@ -36,7 +38,10 @@ if TYPE_CHECKING:
 
 PROTOCOL = 1
 HELLO_TIMEOUT = 30.0  # seconds for the process to start and say hello (node, a JVM...)
-GRACE = 5.0  # seconds past the backstop before a silent adapter is stopped
+# Seconds without progress past the backstop before the harness stops the process itself:
+# the adapter, told the backstop, should have given up first and reported what it saw.
+GRACE = 5.0
+POLL = 0.05  # seconds between looks for progress while a result is awaited
 REPLIES = ("result", "skip", "error")  # what may answer a run line
 
 
@@ -154,7 +159,11 @@ class JsonLinesAdapter:
             proc.send({"type": "run", "id": scenario.id, "scenario": _document(scenario),
                        "model": model, "backstop": options.backstop},
                       awaiting=f"result for {scenario.id}")  # fmt: skip
-            line = proc.receive(options.backstop + self.grace, f"result for {scenario.id}")
+            line = proc.await_result(
+                Watchdog(options.backstop + self.grace, f"adapter {self.name}"),
+                f"result for {scenario.id}",
+                server,
+            )
             kind = line.get("type") if isinstance(line, dict) else None
             label = f"{kind} for {scenario.id}" if kind in REPLIES else f"reply to {scenario.id}"
             reply = check(line, label)
@@ -213,6 +222,7 @@ class _Process:
         )
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.stderr: deque[str] = deque(maxlen=12)
+        self.stderr_lines = 0  # how many, kept or not: a sign of life
         threading.Thread(target=self._pump, daemon=True).start()
         self._drainer = threading.Thread(target=self._drain, daemon=True)
         self._drainer.start()
@@ -228,6 +238,7 @@ class _Process:
         assert self.popen.stderr is not None
         for line in self.popen.stderr:
             self.stderr.append(line.rstrip("\n"))
+            self.stderr_lines += 1
 
     def alive(self) -> bool:
         return self.popen.poll() is None
@@ -262,6 +273,29 @@ class _Process:
             line = self.lines.get(timeout=timeout)
         except queue.Empty:
             raise ProtocolError(f"no {waiting_for} within {timeout:g} s") from None
+        return self._parsed(line, waiting_for)
+
+    def await_result(self, watchdog: Watchdog, waiting_for: str, server: Any) -> Any:
+        """The next line, parsed, however long it takes while the adapter shows progress:
+        a request reaching the fake (`server`, if the scenario has one) or a line on its
+        stderr. One that shows none for the watchdog's limit is stopped."""
+        watchdog.saw(f"being sent its run line, for the {waiting_for}")
+        while True:
+            try:
+                line = self.lines.get(timeout=POLL)
+            except queue.Empty:
+                if server is not None:
+                    watchdog.requests(server.received)
+                watchdog.stderr(self.stderr_lines, self.stderr[-1] if self.stderr else "")
+                if watchdog.expired():
+                    raise ProtocolError(
+                        f"no {waiting_for} after {watchdog.limit:g} s without progress (the "
+                        f"backstop and a grace); it was last seen {watchdog.doing}"
+                    ) from None
+                continue
+            return self._parsed(line, waiting_for)
+
+    def _parsed(self, line: str | None, waiting_for: str) -> Any:
         if line is None:
             raise ProtocolError(f"{self.exited()} before its {waiting_for}")
         try:

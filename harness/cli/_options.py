@@ -71,7 +71,8 @@ def add_options(command: Any) -> None:
         type=float,
         default=None,
         metavar="SECONDS",
-        help="wall-clock limit per scenario (default: 10)",
+        help="stop a runtime that shows no progress (no request to the fake, no output) "
+        "for this long; not a limit on a scenario's length (default: 60)",
     )
     add(
         "--guard",

@@ -67,12 +67,16 @@ class FakeApp:
         # Requests being answered now: an adapter decides a hang by quiescence (none in
         # flight while the human end holds a question), never by a timeout.
         self.in_flight = 0
+        # Requests that have reached it, answered or not: a sign of life for an adapter's
+        # no-progress watchdog (harness.adapters._watchdog).
+        self.received = 0
 
     async def __call__(self, scope: Message, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
         started = False
         self.in_flight += 1
+        self.received += 1
 
         async def tracked(message: Message) -> None:
             nonlocal started

@@ -140,6 +140,11 @@ class ServerThread:
         """Requests being answered at this moment."""
         return self._app.in_flight
 
+    @property
+    def received(self) -> int:
+        """Requests that have reached it so far, answered or not."""
+        return self._app.received
+
     def stop(self) -> None:
         if self._server is not None:
             self._server.should_exit = True

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import httpx
 
+from harness.adapters._watchdog import Watchdog
 from harness.adapters.reference.batch import run_on_loop
 from harness.adapters.reference.detect import DeadlockDetectingLoop, hang_report
 from harness.adapters.reference.direct import ask_live, run_direct
@@ -36,9 +37,10 @@ def observe_scenario(
     """Run one scenario under `guard` (default: the scenario's own, normally the decision).
 
     `detector=False` runs it on a plain event loop: a hang is then found by the `backstop`
-    (in seconds) alone, as it would be without this harness. The durable logs are kept in
-    memory, or as one JSONL file per session in `store_dir` (an existing directory, where
-    no session of the scenario may exist yet); the observation is the same either way."""
+    alone (that many seconds in which the fake serves no request), as it would be without
+    this harness. The durable logs are kept in memory, or as one JSONL file per session in
+    `store_dir` (an existing directory, where no session of the scenario may exist yet); the
+    observation is the same either way."""
     with SessionStore(store_dir, clock=lambda: _FROZEN) as store:
         world = LiveWorld.build(scenario, store, guard=guard, wire=wire, created=FROZEN_EPOCH)
         outcome, error = run_on_loop(_run_phases(world, backstop), detector=detector)
@@ -63,10 +65,27 @@ async def _run_phases(world: LiveWorld, backstop: float) -> tuple[str, str | Non
         world.hang = hang_report(world.waits)
         stop("hang")
 
-    backstop_handle = loop.call_later(backstop, stop, "backstop")
-    if isinstance(loop, DeadlockDetectingLoop):
-        loop.ignored.add(backstop_handle)
-        loop.on_deadlock = on_deadlock
+    # The backstop: no request served for `backstop` seconds (harness.adapters._watchdog),
+    # looked at a few times within it. Its timer never keeps the detector from seeing a hang.
+    watchdog = Watchdog(backstop, "the reference runtime", clock=loop.time)
+    detecting = loop if isinstance(loop, DeadlockDetectingLoop) else None
+    backstop_handle: asyncio.TimerHandle | None = None
+
+    def look() -> None:
+        nonlocal backstop_handle
+        if detecting is not None and backstop_handle is not None:
+            detecting.ignored.discard(backstop_handle)
+        watchdog.requests(world.llm.served)
+        if watchdog.expired():
+            stop("backstop")
+            return
+        backstop_handle = loop.call_later(min(backstop / 4, 1.0), look)
+        if detecting is not None:
+            detecting.ignored.add(backstop_handle)
+
+    look()
+    if detecting is not None:
+        detecting.on_deadlock = on_deadlock
     _ask_during_run(world)
     try:
         async with world.http() as http:
@@ -79,16 +98,16 @@ async def _run_phases(world: LiveWorld, backstop: float) -> tuple[str, str | Non
         if stopped_by[0] == "hang":
             chains = world.hang["graph"] + world.hang["cycles"] if world.hang else []
             return "hang", "hang: nothing can run; " + ("; ".join(chains) or "no recorded waits")
-        return "error", (
-            f"backstop: the scenario was still running after {backstop:g} s; something "
-            "waits for an event the deadlock detector cannot see"
+        return "error", watchdog.report(
+            "something waits for an event the deadlock detector cannot see"
         )
     except AgentRunError as exc:
         return "error", str(exc)
     except Exception as exc:  # the runtime itself broke: report it, never a traceback
         return "error", f"{type(exc).__name__}: {exc}"
     finally:
-        backstop_handle.cancel()
+        if backstop_handle is not None:
+            backstop_handle.cancel()
     return "completed", None
 
 
