@@ -94,11 +94,14 @@ class CliAdapter:
     def close(self) -> None:
         pass
 
-    def reader(self, delegation: str) -> Reader:
-        """How its output is read: stream-json events (Claude Code's, Qwen Code's)."""
+    @classmethod
+    def reader(cls, delegation: str) -> Reader:
+        """How its output is read: stream-json events (Claude Code's, Qwen Code's). Of the
+        class, not of an installed CLI: a recording of its output is read back without it
+        (tests/_recorded.py)."""
         from harness.adapters._stream_json import Stream
 
-        return Stream(delegation=delegation, children_in_stream=self.children_in_stream)
+        return Stream(delegation=delegation, children_in_stream=cls.children_in_stream)
 
     # -- what a CLI says of itself ---------------------------------------------------------
     def skip(self, scenario: Scenario) -> str | None:

@@ -25,7 +25,7 @@ import time
 from collections import deque
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from harness.adapters._cli_observe import Call
 from harness.adapters._watchdog import Watchdog
@@ -46,6 +46,9 @@ class Reader(Protocol):
     """What a CLI wrote, read as it arrives: each event of its stdout (`read`), then what
     it keeps on disk under the scenario's folder (`finish`), in the scenario's names."""
 
+    # The files `finish` reads, as globs under the scenario's folder: what a recording of a
+    # run keeps beside its events (tests/record_clis.py).
+    kept: ClassVar[tuple[str, ...]]
     root: str  # this phase's root
     roots: list[str]  # each phase's, in order
     calls: dict[str, Call]  # call id -> the call (who made it: a question's asker)

@@ -32,6 +32,7 @@ from harness.fake.dialect import DELEGATION_TOOL
 
 if TYPE_CHECKING:
     from harness.adapters._cli_run import CliRun, Reader
+    from harness.scenario import Scenario
 
 NAME = "codex"
 KEY_VAR = "HARNESS_API_KEY"  # the provider's env_key: the sentinel, its only credential
@@ -84,19 +85,13 @@ class Codex(CliAdapter):
     no_nesting = "Codex gives its subagents no multi_agent_v1 tools"
     not_here = NOT_HERE
 
-    def reader(self, delegation: str) -> Reader:
+    @classmethod
+    def reader(cls, delegation: str) -> Reader:
         return Events(delegation=delegation)
 
     def argv(self, run: CliRun, root: str, prompt: str) -> list[str]:
         if isinstance(run.stream, Events) and not run.stream.prompts:
-            # The reader names each child by the prompt its parent's spawn_agent gave it.
-            run.stream.prompts = {
-                str(c.args["prompt"]): str(c.args["name"])
-                for agent in run.scenario.agents.values()
-                for turn in agent.script
-                for c in turn.calls
-                if c.tool == DELEGATION_TOOL and isinstance(c.args.get("prompt"), str)
-            }
+            run.stream.prompts = child_prompts(run.scenario)
         command = [str(self.cli), "exec", "--json", "--skip-git-repo-check", prompt]
         return ["/bin/bash", "-c", TEE, str(run.folder / ERRORS), *command]
 
@@ -111,6 +106,18 @@ class Codex(CliAdapter):
             "CODEX_HOME": str(codex_home),
             KEY_VAR: SENTINEL_KEY,
         }
+
+
+def child_prompts(scenario: Scenario) -> dict[str, str]:
+    """Each delegation prompt of the scenario -> the child it starts: the reader names each
+    child by the prompt its parent's spawn_agent gave it (Events.prompts)."""
+    return {
+        str(c.args["prompt"]): str(c.args["name"])
+        for agent in scenario.agents.values()
+        for turn in agent.script
+        for c in turn.calls
+        if c.tool == DELEGATION_TOOL and isinstance(c.args.get("prompt"), str)
+    }
 
 
 def adapter_dir(scenarios: Path | None = None) -> Path:

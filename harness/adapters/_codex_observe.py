@@ -25,12 +25,13 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from harness.adapters._cli_observe import Call, serial
 
 SPAWN, WAIT = "spawn_agent", "wait_agent"
 ERRORS = "codex-stderr.log"  # each phase's stderr, in the scenario's folder (_codex.py)
+ROLLOUTS = "home/.codex/sessions/**/rollout-*.jsonl"  # each thread's, under the folder
 _ROUTER = re.compile(r"ERROR codex_core::tools::router: error=(.*)$")
 
 
@@ -52,6 +53,8 @@ class Events:
     """What one scenario's `codex exec` processes wrote, read as it arrives (`read`), then
     its rollouts (`finish`)."""
 
+    # The files `finish` reads, as globs under the scenario's folder.
+    kept: ClassVar[tuple[str, ...]] = (ROLLOUTS, ERRORS)
     root: str = ""
     delegation: str = SPAWN  # the runtime's name for the scenario's `subagent`
     roots: list[str] = field(default_factory=list)  # each phase's, in order
@@ -171,7 +174,7 @@ class Events:
     def _threads(self, folder: Path) -> dict[str, Thread]:
         """Each rollout under the scenario's folder, by thread id, in the order started."""
         out: dict[str, Thread] = {}
-        for path in sorted(folder.glob("home/.codex/sessions/**/rollout-*.jsonl")):
+        for path in sorted(folder.glob(ROLLOUTS)):
             lines = path.read_text(encoding="utf-8").splitlines()
             entries = [json.loads(line) for line in lines if line.strip()]
             meta: dict[str, Any] = next(

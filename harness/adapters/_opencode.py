@@ -85,7 +85,8 @@ class Opencode(CliAdapter):
     no_nesting = "opencode's general subagent is denied task"
     not_here = NOT_HERE
 
-    def reader(self, delegation: str) -> Reader:
+    @classmethod
+    def reader(cls, delegation: str) -> Reader:
         from harness.adapters._opencode_observe import Events
 
         return Events(delegation=delegation)

@@ -25,7 +25,7 @@ import re
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from harness.adapters._cli_observe import Call, walk
 
@@ -42,6 +42,10 @@ _CHILD_TITLE = re.compile(r"^(.*) \(@[\w-]+ subagent\)$")
 class Events:
     """What one scenario's `opencode run` processes wrote and stored, one phase at a time."""
 
+    # The files `finish` reads, as globs under the scenario's folder, and the store's
+    # tables it reads (`_stored`).
+    kept: ClassVar[tuple[str, ...]] = (STORE.as_posix(),)
+    tables: ClassVar[tuple[str, ...]] = ("session", "message", "part")
     root: str = ""
     delegation: str = DELEGATION
     roots: list[str] = field(default_factory=list)  # each phase's, in order

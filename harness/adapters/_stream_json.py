@@ -21,11 +21,13 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from harness.adapters._cli_observe import Call, walk
 
 DELEGATION = "Agent"
+# Where Claude Code keeps each subagent's transcript, under the scenario's folder.
+SUBAGENTS = "config/projects/*/*/subagents/agent-*.jsonl"
 # Numbers in the trailer of a handoff that vary from run to run.
 _VARYING = re.compile(r"\b(subagent_tokens|duration_ms): \d+")
 
@@ -35,6 +37,8 @@ class Stream:
     """What one scenario's CLI processes wrote, read as it arrives (`read`), one phase's
     root at a time."""
 
+    # The files `finish` reads, as globs under the scenario's folder.
+    kept: ClassVar[tuple[str, ...]] = (SUBAGENTS,)
     root: str = ""
     delegation: str = DELEGATION  # the runtime's name for the scenario's `subagent`
     # Whether a child's events are all in the stream (Qwen Code) or are read from the
@@ -139,7 +143,7 @@ class Stream:
         """Every subagent's calls, results and final text, from the transcript the CLI kept
         of it under its config dir; then the errors and handoffs in the order of the walk,
         every text normalised."""
-        for path in sorted((folder / "config").glob("projects/*/*/subagents/agent-*.jsonl")):
+        for path in sorted(folder.glob(SUBAGENTS)):
             child = self.tasks.get(path.stem.removeprefix("agent-"))
             if child is None:
                 continue
