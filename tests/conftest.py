@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
@@ -24,6 +25,13 @@ SCENARIOS = {s.id: s for s in load_all()}
 # seconds (the fuzzers, the 1,000-deep chain, the benchmarks' smoke run). Any other test
 # that starts a process fails (no_processes). `pytest -m "not slow"` is the inner loop; the
 # README's `pytest -n auto` runs both tiers, and so does CI.
+#
+# The third, marked `cli` per test (and `slow` with it): tests that start a real runtime
+# installed under adapters/ (an agent CLI, upstream's dsh) or install one. They are left
+# out of a run that names neither them nor a marker expression (`pytest -n auto`), since
+# CI's matrix step runs every runtime's cells already; `pytest -m cli` runs them, and so
+# does CI, in a step of its own. A test without the marker that starts one fails
+# (no_runtimes), in its setup as in its call.
 SLOW_MODULES = frozenset({
     "test_adapter_faults", "test_adapters", "test_benchmarks", "test_claude_code", "test_codex",
     "test_deep", "test_determinism",
@@ -66,12 +74,58 @@ def no_processes(test: str) -> Iterator[None]:
         subprocess.Popen.__init__ = real  # type: ignore[method-assign]
 
 
+RUNTIMES = Path(__file__).resolve().parents[1] / "adapters"
+
+
+class StartedARuntime(AssertionError):
+    """A test without the `cli` marker started a runtime installed under adapters/."""
+
+
+def _under_runtimes(word: object) -> bool:
+    text = os.fsdecode(word) if isinstance(word, (str, bytes, os.PathLike)) else ""
+    return text == str(RUNTIMES) or (str(RUNTIMES) + os.sep) in text
+
+
+@contextlib.contextmanager
+def no_runtimes(test: str) -> Iterator[None]:
+    """While a test without the `cli` marker is set up or runs, no process may start from
+    or in adapters/ (a CLI, dsh, npm installing either), so the default run starts none."""
+    real = subprocess.Popen.__init__
+
+    def refuse(self: subprocess.Popen[Any], args: Any, *rest: Any, **kw: Any) -> None:
+        words = [args] if isinstance(args, (str, bytes, os.PathLike)) else list(args)
+        if any(_under_runtimes(w) for w in [*words, kw.get("cwd")]):
+            raise StartedARuntime(
+                f"{test} started {args!r:.120} (a runtime under adapters/) without the `cli` "
+                "marker; mark it @pytest.mark.cli, or read recorded output instead "
+                "(tests/fixtures/cli-output)"
+            )
+        real(self, args, *rest, **kw)
+
+    subprocess.Popen.__init__ = refuse  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        subprocess.Popen.__init__ = real  # type: ignore[method-assign]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, object, object]:
+    if item.get_closest_marker("cli") is not None:
+        return (yield)
+    with no_runtimes(item.nodeid):
+        return (yield)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
-    if item.get_closest_marker("slow") is not None:
+    if item.get_closest_marker("cli") is not None:
         return (yield)
-    with no_processes(item.nodeid):
-        return (yield)
+    with no_runtimes(item.nodeid):
+        if item.get_closest_marker("slow") is not None:
+            return (yield)
+        with no_processes(item.nodeid):
+            return (yield)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -92,8 +146,29 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return None
 
 
+def pytest_report_header(config: pytest.Config) -> str | None:
+    if config.option.markexpr.strip():
+        return None
+    return "agent CLIs: tests marked `cli` run only when named, or with `pytest -m cli`"
+
+
+def _named(config: pytest.Config) -> set[Path]:
+    """The test files named on the command line (alone or in a node id), not directories."""
+    here = config.invocation_params.dir
+    named = (here / str(arg).split("::")[0] for arg in config.args)
+    return {p.resolve() for p in named if p.is_file()}
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Without a marker expression, the `cli` tests of files not named are left out.
+    wanted = _named(config) if not config.option.markexpr.strip() else None
+    left_out = []
     for item in items:
+        if item.get_closest_marker("cli") is not None:
+            item.add_marker(pytest.mark.slow)
+            if wanted is not None and item.path.resolve() not in wanted:
+                left_out.append(item)
+                continue
         module = getattr(item, "module", None)
         in_slow_module = module is not None and module.__name__.rpartition(".")[2] in SLOW_MODULES
         # A foreign runtime under test (--harness-adapter) runs as processes: the scenario
@@ -106,6 +181,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             or (foreign and in_scenarios)
         ):
             item.add_marker(pytest.mark.slow)
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        gone = {id(i) for i in left_out}
+        items[:] = [i for i in items if id(i) not in gone]
 
 
 # Every scenario runs over each wire and must give the same observation and snapshot: JSON

@@ -46,6 +46,7 @@ def claude(shared_clis: SharedClis) -> ClaudeCode:
     return adapter
 
 
+@pytest.mark.cli
 def test_it_runs_the_pinned_cli_offline_where_linux_allows(claude: ClaudeCode) -> None:
     lock = json.loads((claude.root / "package-lock.json").read_text("utf-8"))
     pinned = lock["packages"]["node_modules/@anthropic-ai/claude-code"]
@@ -56,6 +57,7 @@ def test_it_runs_the_pinned_cli_offline_where_linux_allows(claude: ClaudeCode) -
     assert ("offline (a network namespace" in claude.runtime) is OFFLINE
 
 
+@pytest.mark.cli
 @pytest.mark.parametrize("sid", NAMED)
 def test_it_keeps_the_rule_in_its_own_words(claude: ClaudeCode, sid: str) -> None:
     scenario = SCENARIOS[sid]
@@ -69,6 +71,7 @@ def test_it_keeps_the_rule_in_its_own_words(claude: ClaudeCode, sid: str) -> Non
     assert not re.search(r"\b[0-9a-f]{16,}\b|/tmp/|duration_ms: [1-9]", shown), shown
 
 
+@pytest.mark.cli
 def test_a_childs_ask_is_refused_and_the_question_handed_back(claude: ClaudeCode) -> None:
     observed = claude.run(SCENARIOS["delegated-question-handoff"], RunOptions())
     (error,) = observed.tool_errors
@@ -84,6 +87,7 @@ def test_a_childs_ask_is_refused_and_the_question_handed_back(claude: ClaudeCode
     assert not any(k.lower() == "authorization" for r in observed.requests for k, _ in r.headers)
 
 
+@pytest.mark.cli
 @pytest.mark.parametrize("sid", ["parallel-children-refused", "child-empty-batch"])
 def test_a_childs_ask_is_refused_before_its_shape_is_read(claude: ClaudeCode, sid: str) -> None:
     # The dialect cannot spell these asks to fit AskUserQuestion's schema (free text, an
@@ -98,6 +102,7 @@ def test_a_childs_ask_is_refused_before_its_shape_is_read(claude: ClaudeCode, si
     assert judge(SCENARIOS[sid], observed, RULE).status == "pass"
 
 
+@pytest.mark.cli
 def test_a_roots_ask_reaches_the_human_through_the_control_channel(claude: ClaudeCode) -> None:
     observed = claude.run(SCENARIOS["live-root-answered"], RunOptions())
     assert (observed.outcome, observed.answerer_calls) == ("completed", 1)
@@ -111,6 +116,7 @@ def test_a_roots_ask_reaches_the_human_through_the_control_channel(claude: Claud
     )
 
 
+@pytest.mark.cli
 def test_a_plan_review_is_approved_or_denied_by_the_scripted_human(claude: ClaudeCode) -> None:
     approved = claude.run(SCENARIOS["plan-mode-root-approved"], RunOptions())
     assert (approved.outcome, approved.answerer_calls, approved.tool_errors) == ("completed", 1, [])
@@ -120,6 +126,7 @@ def test_a_plan_review_is_approved_or_denied_by_the_scripted_human(claude: Claud
     assert error["text"] == "Add a rollback step."  # the scripted feedback, as the host's denial
 
 
+@pytest.mark.cli
 def test_a_root_whose_human_never_answers_is_a_hang_with_its_graph(
     claude: ClaudeCode, tmp_path: Path
 ) -> None:
@@ -158,6 +165,7 @@ def test_a_header_override_is_written_into_the_childs_record(tmp_path: Path) -> 
     )
 
 
+@pytest.mark.cli
 def test_an_extra_request_is_answered_beside_the_scripts(tmp_path: Path) -> None:
     # With nonessential traffic on (the CLI's default), Claude Code asks for a session
     # title first: a request with no tools. The dialect knows it; it is answered, shown,
@@ -198,7 +206,8 @@ def test_offline_means_only_loopback(tmp_path: Path) -> None:
     assert "HTTP Error 404" in done.stderr  # the fake's own answer for an unknown path
 
 
-@pytest.mark.timeout(300)  # the whole corpus, about 20 s alone, more beside other workers
+@pytest.mark.cli
+@pytest.mark.timeout(600)  # the whole corpus: about 35 s alone, minutes on a loaded machine
 def test_the_cli_runs_every_scenario_it_can_at_the_rule_level(
     capsys: pytest.CaptureFixture[str], cli_runs_shared: SharedClis
 ) -> None:
@@ -216,6 +225,7 @@ def test_the_cli_runs_every_scenario_it_can_at_the_rule_level(
     assert all(r["mismatches"][0] for r in skipped)  # each with its reason
 
 
+@pytest.mark.cli
 def test_a_cli_that_breaks_costs_its_scenario_and_says_why(tmp_path: Path) -> None:
     adapter = ClaudeCode(adapter_dir(None), offline=False)
     scenario = SCENARIOS["delegated-question-handoff"]
@@ -237,6 +247,7 @@ def test_a_cli_that_breaks_costs_its_scenario_and_says_why(tmp_path: Path) -> No
     )
 
 
+@pytest.mark.cli
 def test_an_override_claude_code_cannot_record_is_a_skip(
     claude: ClaudeCode, tmp_path: Path
 ) -> None:

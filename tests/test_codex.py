@@ -47,6 +47,7 @@ def handoff(codex: Codex) -> Observation:
     return codex.run(SCENARIOS["delegated-question-handoff"], RunOptions())
 
 
+@pytest.mark.cli
 def test_it_runs_the_pinned_cli_offline_where_linux_allows(codex: Codex, tmp_path: Path) -> None:
     lock = json.loads((codex.root / "package-lock.json").read_text("utf-8"))
     for package, version in [("codex", "0.171.0"), ("codex-linux-x64", "0.171.0-linux-x64")]:
@@ -60,6 +61,7 @@ def test_it_runs_the_pinned_cli_offline_where_linux_allows(codex: Codex, tmp_pat
     assert codex.offline is (unavailable() is None)
 
 
+@pytest.mark.cli
 def test_a_delegation_is_spawn_agent_then_wait_agent(handoff: Observation) -> None:
     # The fake sent spawn_agent (step 1), then wait_agent on the agent id Codex returned,
     # which is no scripted step; its output is the handoff.
@@ -86,6 +88,7 @@ def test_a_delegation_is_spawn_agent_then_wait_agent(handoff: Observation) -> No
                                     {"label": "No", "description": "No"}]}  # fmt: skip
 
 
+@pytest.mark.cli
 def test_a_childs_ask_is_refused_by_its_caller_check(handoff: Observation) -> None:
     # Codex's own check (openai/codex PR #16932, after #13289's stuck subagents): an error
     # tool result in its words, nothing hangs, no human is reached, the parent completes.
@@ -104,6 +107,7 @@ def test_a_childs_ask_is_refused_by_its_caller_check(handoff: Observation) -> No
     assert tokens == {f"Bearer {SENTINEL_KEY}"}
 
 
+@pytest.mark.cli
 def test_no_request_is_made_beside_the_agents_turns(handoff: Observation) -> None:
     # No title, warm-up, compaction or /models: every request is an agent's turn (four
     # scripted steps and the wait), and the fake answered no side request.
@@ -121,6 +125,7 @@ def test_no_request_is_made_beside_the_agents_turns(handoff: Observation) -> Non
         assert line in written
 
 
+@pytest.mark.cli
 def test_a_roots_ask_is_refused_in_default_mode(codex: Codex) -> None:
     scenario = SCENARIOS["root-no-answerer"]
     observed = codex.run(scenario, RunOptions())
@@ -166,6 +171,7 @@ def test_a_failed_call_is_one_its_router_logged(tmp_path: Path) -> None:
                     ("message/assistant", None, "done by lead")]  # fmt: skip
 
 
+@pytest.mark.cli
 def test_a_root_to_be_answered_is_skipped_headless(codex: Codex) -> None:
     observed = codex.run(SCENARIOS["live-root-answered"], RunOptions())
     assert (observed.outcome, observed.error) == (
@@ -179,7 +185,8 @@ def test_a_root_to_be_answered_is_skipped_headless(codex: Codex) -> None:
     )
 
 
-@pytest.mark.timeout(300)  # the corpus, about 15 s alone
+@pytest.mark.cli
+@pytest.mark.timeout(600)  # the corpus: about 15 s alone, minutes on a loaded machine
 def test_the_cli_judges_it_at_both_levels(
     capsys: pytest.CaptureFixture[str], cli_runs_shared: SharedClis
 ) -> None:

@@ -82,7 +82,7 @@ def test_shuffle_seed_gives_one_order_per_seed_and_shows_it(
     assert collected(seven) != collected(plain) and collected(seven) != collected(eight)
     assert sorted(collected(seven)) == sorted(collected(plain))
     order("--shuffle-seed", "7").stdout.fnmatch_lines(["test order: shuffled, --shuffle-seed 7"])
-    order().stdout.fnmatch_lines(["test order: as collected*"])
+    order().stdout.fnmatch_lines(["test order: the slow tier first, each tier as collected*"])
 
 
 PINNING_TESTS = """

@@ -44,6 +44,7 @@ def upstream() -> Iterator[JsonLinesAdapter]:
         adapter.close()
 
 
+@pytest.mark.cli
 def test_the_hello_declares_how_upstream_talks_to_a_model(upstream: JsonLinesAdapter) -> None:
     assert upstream.session_header == "x-deepseek-harness-session-id"
     assert upstream.dialect.delegation.to_json() == {
@@ -53,6 +54,7 @@ def test_the_hello_declares_how_upstream_talks_to_a_model(upstream: JsonLinesAda
     assert "@deepseek-ai/dsh@0.1.0-rc.8 headless on node v22." in upstream.runtime
 
 
+@pytest.mark.cli
 def test_a_delegation_on_upstream_is_keyless_and_reads_in_the_scenarios_names(
     upstream: JsonLinesAdapter,
 ) -> None:
@@ -82,6 +84,7 @@ def _in_plan_mode(observed: dict[str, object]) -> dict[str, list[bool]]:
     }
 
 
+@pytest.mark.cli
 @pytest.mark.parametrize(
     "plan_scenario",
     ["plan-mode-root-approved", "plan-mode-child-refused", "plan-review-dismissed",
@@ -101,6 +104,7 @@ def test_the_plan_mode_section_comes_and_goes_on_upstream_as_in_the_goldens(
     assert any(True in seen for seen in shown.values()) == in_plan_mode
 
 
+@pytest.mark.cli
 def test_what_upstream_cannot_run_is_skipped_with_the_reason(upstream: JsonLinesAdapter) -> None:
     skipped = run_scenario(SCENARIOS["missing-registry"], adapter=upstream)
     assert skipped.status == "skip"
@@ -112,6 +116,7 @@ def test_what_upstream_cannot_run_is_skipped_with_the_reason(upstream: JsonLines
     assert by_feature.mismatches == ["node-dsh does not run faults scenarios"]
 
 
+@pytest.mark.cli
 def test_a_build_without_the_guard_turns_the_gate_red_naming_who_reached_the_human() -> None:
     # Our own stand-in for upstream before the fix, in the fix commit's spelling
     # (UserInteractionService on ctx.userInteraction): the adapter loads it in place of the

@@ -61,6 +61,7 @@ def _tools(request: dict[str, Any]) -> list[str]:
     return [t["function"]["name"] for t in request.get("tools") or ()]
 
 
+@pytest.mark.cli
 def test_it_runs_the_pinned_cli_offline_where_linux_allows(
     opencode: Opencode, tmp_path: Path
 ) -> None:
@@ -76,6 +77,7 @@ def test_it_runs_the_pinned_cli_offline_where_linux_allows(
     assert opencode.offline is (unavailable() is None)
 
 
+@pytest.mark.cli
 def test_the_dialect_reaches_it_as_task_and_question(handoff: Observation) -> None:
     # The parent's task call as opencode's task {description, prompt, subagent_type} ...
     parent = _requests(handoff, "parent")
@@ -98,6 +100,7 @@ def test_the_dialect_reaches_it_as_task_and_question(handoff: Observation) -> No
     )  # fmt: skip
 
 
+@pytest.mark.cli
 def test_a_childs_ask_comes_back_unasked_and_not_as_an_error(handoff: Observation) -> None:
     # Headless, `opencode run` denies question to every session, a child's too (the hang of
     # #11899 and PR #13974 otherwise): the child's call completes as an `invalid` call, so
@@ -121,6 +124,7 @@ def test_a_childs_ask_comes_back_unasked_and_not_as_an_error(handoff: Observatio
     assert tokens == {f"Bearer {SENTINEL_KEY}"}
 
 
+@pytest.mark.cli
 def test_the_title_request_is_off_when_quiet_and_a_side_request_when_not(
     opencode: Opencode, handoff: Observation
 ) -> None:
@@ -161,6 +165,7 @@ def test_a_title_request_is_answered_beside_the_scripts() -> None:
     assert llm.side[0].startswith("session title generation")
 
 
+@pytest.mark.cli
 def test_a_roots_ask_is_unasked_too_and_a_root_to_be_answered_is_skipped(
     opencode: Opencode,
 ) -> None:
@@ -179,6 +184,7 @@ def test_a_roots_ask_is_unasked_too_and_a_root_to_be_answered_is_skipped(
     )
 
 
+@pytest.mark.cli
 @pytest.mark.skipif(
     unavailable() is not None, reason=f"no loopback-only namespace: {unavailable()}"
 )
@@ -276,7 +282,8 @@ def _store(path: Path) -> None:
         db.commit()
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.cli
+@pytest.mark.timeout(600)  # two scenarios at two levels: seconds alone, more under load
 def test_the_cli_judges_its_known_failure_at_both_levels(
     capsys: pytest.CaptureFixture[str], cli_runs_shared: SharedClis
 ) -> None:
