@@ -1,15 +1,24 @@
 """The fast tier starts no process: a test outside the second tier that tries fails,
-naming itself and where to mark it (tests/conftest.py)."""
+naming itself and where to mark it (tests/conftest.py). And no test outside the third
+(`cli`) starts a real runtime, which a run leaves out unless it is named or selected."""
 
 from __future__ import annotations
 
 import asyncio
 import subprocess
 import sys
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from tests.conftest import StartedAProcess, no_processes
+from tests.conftest import (
+    RUNTIMES,
+    StartedAProcess,
+    StartedARuntime,
+    no_processes,
+    pytest_collection_modifyitems,
+)
 
 
 def test_this_first_tier_test_cannot_start_a_process() -> None:
@@ -35,3 +44,78 @@ def test_the_guard_is_lifted_after_the_test() -> None:
     with no_processes("tests/x.py::t"):
         assert subprocess.Popen.__init__ is not before
     assert subprocess.Popen.__init__ is before
+
+
+# -- the third tier: real runtimes, only under the `cli` marker -------------------------
+RUNTIME = str(RUNTIMES / "claude-code" / "node_modules" / ".bin" / "claude")
+
+
+@pytest.fixture
+def tried_in_setup() -> BaseException | None:
+    try:
+        subprocess.run([RUNTIME, "--version"], check=False)
+    except StartedARuntime as exc:
+        return exc
+    return None
+
+
+@pytest.mark.slow  # it may start processes, just not a runtime
+def test_a_test_without_the_cli_marker_cannot_start_a_runtime(
+    tried_in_setup: BaseException | None,
+) -> None:
+    assert isinstance(tried_in_setup, StartedARuntime)  # in its setup
+    with pytest.raises(StartedARuntime) as got:
+        subprocess.run([RUNTIME, "--version"], check=False)
+    message = str(got.value)
+    assert message.startswith(
+        "tests/test_tiers.py::test_a_test_without_the_cli_marker_cannot_start_a_runtime started "
+    )
+    assert "mark it @pytest.mark.cli, or read recorded output instead" in message
+    with pytest.raises(StartedARuntime):  # npm installing one, in its folder
+        subprocess.run(["true"], cwd=RUNTIMES / "qwen-code", check=False)
+    assert subprocess.run(["true"], check=False).returncode == 0  # anything else starts
+
+
+class Item:
+    """What the collection hook reads of a collected test."""
+
+    def __init__(self, path: Path, *marks: str) -> None:
+        self.path, self.nodeid, self.module = path, f"{path.name}::t", None
+        self.marks = set(marks)
+
+    def get_closest_marker(self, name: str) -> object:
+        return name if name in self.marks else None
+
+    def add_marker(self, mark: pytest.MarkDecorator) -> None:
+        self.marks.add(mark.name)
+
+
+def collected(markexpr: str, args: list[str], items: list[Item]) -> tuple[list[Item], list[Item]]:
+    """The items kept, and those left out, by tests/conftest.py's collection hook."""
+    left_out: list[Item] = []
+    config = SimpleNamespace(
+        option=SimpleNamespace(markexpr=markexpr),
+        args=args,
+        invocation_params=SimpleNamespace(dir=Path(__file__).parents[1]),
+        getoption=lambda name, default=None: default,
+        hook=SimpleNamespace(pytest_deselected=lambda items: left_out.extend(items)),
+    )
+    kept = list(items)
+    pytest_collection_modifyitems(config, kept)  # type: ignore[arg-type]
+    return kept, left_out
+
+
+def test_the_cli_tests_are_left_out_unless_named_or_selected() -> None:
+    here = Path(__file__).parent
+    qwen, other = here / "test_qwen_code.py", here / "test_tiers.py"
+
+    def run(markexpr: str, *args: str) -> tuple[list[Path], list[Path]]:
+        items = [Item(qwen, "cli"), Item(qwen), Item(other)]
+        kept, left_out = collected(markexpr, list(args), items)
+        assert all("slow" in i.marks for i in kept + left_out if "cli" in i.marks)
+        return [i.path for i in kept], [i.path for i in left_out]
+
+    assert run("") == ([qwen, other], [qwen])  # `pytest -n auto`
+    assert run("", "tests") == ([qwen, other], [qwen])  # a folder is not a file named
+    assert run("", "tests/test_qwen_code.py::test_x") == ([qwen, qwen, other], [])
+    assert run("cli") == ([qwen, qwen, other], [])  # the expression decides, later
