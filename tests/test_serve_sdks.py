@@ -11,14 +11,13 @@ whenever the lockfile changes.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
 import os
 import shutil
 import subprocess
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
@@ -27,7 +26,7 @@ from harness.adapters._npm import npm_settings
 from harness.contract import SENTINEL_KEY
 from harness.runtime.questions import DELEGATED_CALLER, MESSAGES
 from tests.conftest import SCENARIOS
-from tests.serving import Served
+from tests.serving import Served, serve_process
 
 CLIENT = Path(__file__).parent / "fixtures" / "node-sdks"
 # delegate.mjs's names for the wires (not `wire`: tests/conftest.py parametrises that one)
@@ -60,8 +59,6 @@ def node_sdks() -> Path:
     return CLIENT
 
 
-@pytest.mark.parametrize("transport", ["json", "sse"])
-@pytest.mark.parametrize("api", APIS)
 @pytest.mark.parametrize(
     ("served_id", "dialect"),
     [
@@ -74,28 +71,41 @@ def node_sdks() -> Path:
     ids=["nested-subagent", "parallel-task-dialect"],
 )
 def test_the_node_sdks_run_a_delegation_tree_against_serve_on_every_wire(
-    node_sdks: Path,
-    serve_process: Callable[..., AbstractContextManager[Served]],
-    api: str,
-    transport: str,
-    served_id: str,
-    dialect: dict[str, object] | None,
+    node_sdks: Path, tmp_path: Path, served_id: str, dialect: dict[str, object] | None
 ) -> None:
+    # Each wire, JSON and SSE, against a server of its own, all in one Node process: Node
+    # and the SDKs load once, where each run used to pay for them.
+    runs = [(api, transport) for api in APIS for transport in ("json", "sse")]
     options = ["--delegation", json.dumps(dialect)] if dialect else []
-    with serve_process(served_id, "--idle-timeout", "20", *options) as server:
+    with contextlib.ExitStack() as stack:
+        servers: list[Served] = []
+        for api, transport in runs:
+            logs = tmp_path / f"{api}-{transport}"
+            logs.mkdir()
+            servers.append(stack.enter_context(
+                serve_process(served_id, "--idle-timeout", "20", *options, log_dir=logs)
+            ))  # fmt: skip
         tool = str(dialect["tool"]) if dialect else "subagent"
         refusal = "Error: " + MESSAGES[DELEGATED_CALLER]
+        specs = [
+            f"{s.url},{api},{transport}" for s, (api, transport) in zip(servers, runs, strict=True)
+        ]
         ran = subprocess.run(
-            ["node", "delegate.mjs", server.url, api, transport, tool, refusal, SENTINEL_KEY],
-            cwd=node_sdks, capture_output=True, text=True, timeout=30,
+            ["node", "delegate.mjs", tool, refusal, SENTINEL_KEY, *specs],
+            cwd=node_sdks, capture_output=True, text=True, timeout=60,
         )  # fmt: skip
-        assert ran.returncode == 0, ran.stderr[-2000:] + server.stderr()[-2000:]
+        said = "".join(s.stderr()[-1000:] for s in servers)
+        assert ran.returncode == 0, ran.stderr[-2000:] + said
         # The same on every wire, and what the scenario expects: the root's final, and
         # each child's final handed back up, in the order the children finished.
         expect = SCENARIOS[served_id].expect
-        assert json.loads(ran.stdout) == {
+        wanted = {
             "final": expect.final["parent"].equals,
             "handoffs": [handoff.equals for handoff in expect.handoffs or ()],
         }
-        assert server.wait(10) == 0, server.stderr()
-        assert "all scripts consumed" in server.stderr()
+        lines = ran.stdout.splitlines()
+        assert len(lines) == len(runs), ran.stdout
+        for (api, transport), line, server in zip(runs, lines, servers, strict=True):
+            assert (api, transport, json.loads(line)) == (api, transport, wanted)
+            assert server.wait(10) == 0, server.stderr()
+            assert "all scripts consumed" in server.stderr(), (api, transport)
