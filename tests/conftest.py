@@ -26,12 +26,15 @@ SCENARIOS = {s.id: s for s in load_all()}
 # that starts a process fails (no_processes). `pytest -m "not slow"` is the inner loop; the
 # README's `pytest -n auto` runs both tiers, and so does CI.
 #
-# The third, marked `cli` per test (and `slow` with it): tests that start a real runtime
-# installed under adapters/ (an agent CLI, upstream's dsh) or install one. They are left
-# out of a run that names neither them nor a marker expression (`pytest -n auto`), since
-# CI's matrix step runs every runtime's cells already; `pytest -m cli` runs them, and so
-# does CI, in a step of its own. A test without the marker that starts one fails
-# (no_runtimes), in its setup as in its call.
+# Two groups of the second tier run on their own, each left out of a run that names neither
+# their files nor a marker expression (`pytest -n auto`), and run by CI in a step of its
+# own (LEFT_OUT):
+# - `cli`, marked per test: tests that start a real runtime installed under adapters/ (an
+#   agent CLI, upstream's dsh) or install one; CI's matrix step runs every runtime's cells
+#   already. `pytest -m cli` runs them. A test without the marker that starts one fails
+#   (no_runtimes), in its setup as in its call.
+# - `load`: `harness serve` under load and abuse (tests/test_serve_load.py), meant to run
+#   alone: `pytest -m load`.
 SLOW_MODULES = frozenset({
     "test_adapter_faults", "test_adapters", "test_benchmarks", "test_claude_code", "test_codex",
     "test_deep", "test_determinism",
@@ -146,10 +149,16 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return None
 
 
+LEFT_OUT = ("cli", "load")  # markers whose tests run only when named or selected
+
+
 def pytest_report_header(config: pytest.Config) -> str | None:
     if config.option.markexpr.strip():
         return None
-    return "agent CLIs: tests marked `cli` run only when named, or with `pytest -m cli`"
+    return (
+        "left out unless named or selected: the agent CLIs (`pytest -m cli`), serve under "
+        "load (`pytest -m load`)"
+    )
 
 
 def _named(config: pytest.Config) -> set[Path]:
@@ -160,15 +169,19 @@ def _named(config: pytest.Config) -> set[Path]:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # Without a marker expression, the `cli` tests of files not named are left out.
+    # Without a marker expression, the LEFT_OUT tests of files not named are left out.
     wanted = _named(config) if not config.option.markexpr.strip() else None
     left_out = []
     for item in items:
         if item.get_closest_marker("cli") is not None:
             item.add_marker(pytest.mark.slow)
-            if wanted is not None and item.path.resolve() not in wanted:
-                left_out.append(item)
-                continue
+        if (
+            wanted is not None
+            and any(item.get_closest_marker(m) is not None for m in LEFT_OUT)
+            and item.path.resolve() not in wanted
+        ):
+            left_out.append(item)
+            continue
         module = getattr(item, "module", None)
         in_slow_module = module is not None and module.__name__.rpartition(".")[2] in SLOW_MODULES
         # A foreign runtime under test (--harness-adapter) runs as processes: the scenario

@@ -105,17 +105,17 @@ def collected(markexpr: str, args: list[str], items: list[Item]) -> tuple[list[I
     return kept, left_out
 
 
-def test_the_cli_tests_are_left_out_unless_named_or_selected() -> None:
+def test_the_cli_and_load_tests_are_left_out_unless_named_or_selected() -> None:
     here = Path(__file__).parent
     qwen, other = here / "test_qwen_code.py", here / "test_tiers.py"
 
     def run(markexpr: str, *args: str) -> tuple[list[Path], list[Path]]:
-        items = [Item(qwen, "cli"), Item(qwen), Item(other)]
+        items = [Item(qwen, "cli"), Item(qwen), Item(other, "load"), Item(other)]
         kept, left_out = collected(markexpr, list(args), items)
         assert all("slow" in i.marks for i in kept + left_out if "cli" in i.marks)
         return [i.path for i in kept], [i.path for i in left_out]
 
-    assert run("") == ([qwen, other], [qwen])  # `pytest -n auto`
-    assert run("", "tests") == ([qwen, other], [qwen])  # a folder is not a file named
-    assert run("", "tests/test_qwen_code.py::test_x") == ([qwen, qwen, other], [])
-    assert run("cli") == ([qwen, qwen, other], [])  # the expression decides, later
+    assert run("") == ([qwen, other], [qwen, other])  # `pytest -n auto`
+    assert run("", "tests") == ([qwen, other], [qwen, other])  # a folder is no file named
+    assert run("", "tests/test_qwen_code.py::test_x") == ([qwen, qwen, other], [other])
+    assert run("cli") == ([qwen, qwen, other, other], [])  # the expression decides, later
