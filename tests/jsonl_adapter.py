@@ -245,8 +245,8 @@ def main() -> int:
                 return 4
             if misbehave == "silent":
                 continue
-            if misbehave == "slow":  # slow but moving: a line on stderr every 0.1 s, for 1.5 s
-                for _ in range(15):
+            if misbehave == "slow":  # slow but moving: a line on stderr every 0.1 s, for 1 s
+                for _ in range(10):
                     print("adapter: still working", file=sys.stderr, flush=True)
                     time.sleep(0.1)
             if misbehave == "garbage":

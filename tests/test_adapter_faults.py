@@ -26,7 +26,7 @@ from tests.test_adapters import ROOT, started
         ("--misbehave crash", "the adapter process exited (status 3) before its result for"),
         ("--misbehave garbage", "not a JSON line: 'this is not json'"),
         ("--misbehave silent",
-         "no result for reregistered-id after 0.8 s without progress (the backstop and a "
+         "no result for reregistered-id after 0.6 s without progress (the backstop and a "
          "grace); it was last seen being sent its run line, for the result for reregistered-id"),
         ("--misbehave bad-observation",
          'result for reregistered-id: observation.answerer_calls: expected an integer, got "many"'),
@@ -44,7 +44,7 @@ def test_a_broken_adapter_is_an_error_naming_it(
     try:
         # Only the silent adapter needs waiting out, so only its limit is short: the others
         # answer, and a loaded machine may take a while to, which must not read as silence.
-        options = RunOptions(backstop=0.3 if "silent" in flags else DEFAULT_BACKSTOP)
+        options = RunOptions(backstop=0.1 if "silent" in flags else DEFAULT_BACKSTOP)
         observation = adapter.run(SCENARIOS["reregistered-id"], options)
         after = adapter.run(SCENARIOS["reregistered-id"], options)
     finally:

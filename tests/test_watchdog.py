@@ -98,7 +98,7 @@ def test_the_reference_runs_past_its_backstop_while_the_fake_keeps_serving(
 CLI = r"""
 import json, sys, time, urllib.request
 mode, port = sys.argv[1], int(sys.argv[2])
-for _ in range(15):  # 1.5 s in all
+for _ in range(10):  # 1 s in all
     if mode == "stderr":
         print("working", file=sys.stderr, flush=True)
     elif mode == "requests":
@@ -141,19 +141,19 @@ class StandIn(CliAdapter):
 def test_a_cli_that_shows_progress_runs_past_its_backstop(tmp_path: Path, mode: str) -> None:
     adapter = StandIn(tmp_path, mode)
     started = time.monotonic()
-    observed = adapter.run(SCENARIOS["delegated-question-handoff"], RunOptions(backstop=0.6))
-    assert time.monotonic() - started > 1.5
+    observed = adapter.run(SCENARIOS["delegated-question-handoff"], RunOptions(backstop=0.5))
+    assert time.monotonic() - started > 1.0
     assert (observed.outcome, observed.error) == ("completed", None)
 
 
 @pytest.mark.slow
 def test_a_cli_that_shows_none_is_stopped_saying_what_it_last_did(tmp_path: Path) -> None:
     adapter = StandIn(tmp_path, "silent")
-    observed = adapter.run(SCENARIOS["delegated-question-handoff"], RunOptions(backstop=0.6))
+    observed = adapter.run(SCENARIOS["delegated-question-handoff"], RunOptions(backstop=0.5))
     assert observed.outcome == "error"
     assert (observed.error or "").startswith("backstop: stand-in showed no progress for 0.")
     assert (observed.error or "").endswith(
-        "(the limit is 0.6 s without progress); it was last seen starting its process for "
+        "(the limit is 0.5 s without progress); it was last seen starting its process for "
         "phase 1 (parent); stopped, and nothing hung"
     )
 
@@ -162,9 +162,10 @@ def test_a_cli_that_shows_none_is_stopped_saying_what_it_last_did(tmp_path: Path
 def test_a_jsonl_adapter_that_shows_progress_runs_past_its_backstop_and_grace() -> None:
     from tests.test_adapters import started
 
-    adapter = started("--misbehave", "slow")  # 1.5 s of stderr lines, then the result
+    adapter = started("--misbehave", "slow")  # 1 s of stderr lines, then the result
     try:
-        observed = adapter.run(SCENARIOS["reregistered-id"], RunOptions(backstop=0.3))
+        # 0.2 s and the test's 0.5 s of grace: 0.7 s without progress would stop it.
+        observed = adapter.run(SCENARIOS["reregistered-id"], RunOptions(backstop=0.2))
     finally:
         adapter.close()
     assert (observed.outcome, observed.error, observed.adapter_error) == ("completed", None, None)
