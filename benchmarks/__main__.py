@@ -69,7 +69,7 @@ def plan(args: argparse.Namespace) -> list[tuple[str, Callable[[], list[Section]
     def wires() -> list[Section]:
         from benchmarks import figures_wires
 
-        return [figures_wires.measure(quick=q, repeats=6 if q else args.wire_repeats)]
+        return [figures_wires.measure(quick=q, repeats=2 if q else args.wire_repeats)]
 
     def hang() -> list[Section]:
         from benchmarks import figures_hang
