@@ -21,6 +21,7 @@ from harness.runtime.llm import ChatClient
 from harness.runtime.questions import Answerer, UserQuestionService
 from harness.runtime.registry import AgentRegistry
 from harness.runtime.sessions import SessionStore
+from harness.scenario import Scenario
 
 
 def assemble(
@@ -86,3 +87,18 @@ def run_root(
             error = exc
         events = {sid: store.read(sid) for sid in store.ids()}
     return Ran(final, error, llm, store, tripwire, seen, events)
+
+
+def busy_lead(scenario: Scenario, calls: int) -> Scenario:
+    """`scenario` (root-no-answerer) with its lead making `calls` calls of a tool it does not
+    have, one a turn, then a final text: a run that makes progress as long as it is made to."""
+    import dataclasses
+
+    from harness.scenario import AgentSpec
+
+    busy = [Turn.tool("nope", {})] * calls + [Turn.text("LEAD_COMPLETED")]
+    return dataclasses.replace(
+        scenario,
+        agents={"lead": AgentSpec("lead", tuple(busy))},
+        expect=dataclasses.replace(scenario.expect, tool_errors=()),
+    )

@@ -27,6 +27,7 @@ from harness.run import RULE, UPSTREAM, judge
 from harness.scenario import load_scenario
 from tests._shared_clis import SharedClis
 from tests.conftest import SCENARIOS
+from tests.test_cli_recordings import claude_answered_its_root
 
 pytestmark = pytest.mark.skipif(
     shutil.which("npm") is None or sys.platform != "linux",
@@ -104,16 +105,7 @@ def test_a_childs_ask_is_refused_before_its_shape_is_read(claude: ClaudeCode, si
 
 @pytest.mark.cli
 def test_a_roots_ask_reaches_the_human_through_the_control_channel(claude: ClaudeCode) -> None:
-    observed = claude.run(SCENARIOS["live-root-answered"], RunOptions())
-    assert (observed.outcome, observed.answerer_calls) == ("completed", 1)
-    options = [{"label": "Yes", "description": "Yes"}, {"label": "No", "description": "No"}]
-    assert observed.asked == [{"caller": "lead", "questions": [{
-        "id": "cuda-fallback", "question": "Should deployment use the CUDA fallback?",
-        "header": "cuda-fallback", "options": options}]}]  # fmt: skip
-    assert observed.final["lead"] == (
-        'ANSWERED: Your questions have been answered: "Should deployment use the CUDA '
-        'fallback?"="No". You can now continue with these answers in mind.'
-    )
+    claude_answered_its_root(claude.run(SCENARIOS["live-root-answered"], RunOptions()))
 
 
 @pytest.mark.cli

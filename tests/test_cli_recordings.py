@@ -247,7 +247,12 @@ def test_claude_refuses_a_childs_ask_before_reading_its_shape(sid: str, tmp_path
 
 
 def test_claude_reads_a_roots_ask_and_its_answer(tmp_path: Path) -> None:
-    observed = _replayed("claude-code", "live-root-answered", tmp_path)
+    claude_answered_its_root(_replayed("claude-code", "live-root-answered", tmp_path))
+
+
+def claude_answered_its_root(observed: Observation) -> None:
+    """live-root-answered on Claude Code, live or replayed (tests/test_claude_code.py): the
+    root's ask reaches the human, and the scripted answer comes back to it."""
     assert (observed.outcome, observed.answerer_calls) == ("completed", 1)
     options = [{"label": "Yes", "description": "Yes"}, {"label": "No", "description": "No"}]
     assert observed.asked == [{"caller": "lead", "questions": [{

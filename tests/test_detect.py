@@ -19,12 +19,12 @@ from harness.adapters.reference.batch import batch
 from harness.adapters.reference.batch import run_on_loop as _run_on_loop
 from harness.adapters.reference.detect import DeadlockDetectingLoop, hang_report
 from harness.cli import main
-from harness.fake import Turn
 from harness.run import run_scenario, snapshot_text
 from harness.runtime.questions import Answer, AskUserQuestionRequest
 from harness.runtime.waits import WaitGraph
-from harness.scenario import AgentSpec, World
+from harness.scenario import World
 from tests.conftest import SCENARIOS
+from tests.helpers import busy_lead
 
 CHAIN = (
     "parent (root) --awaits subagent call call_1--> child (owned by parent) --awaits answer to "
@@ -118,14 +118,7 @@ def test_an_answer_that_arrives_later_is_not_a_hang() -> None:
 
 
 def test_a_long_progressing_run_is_not_a_hang() -> None:
-    scenario = SCENARIOS["root-no-answerer"]
-    busy = [Turn.tool("nope", {})] * 25 + [Turn.text("LEAD_COMPLETED")]
-    long_run = dataclasses.replace(
-        scenario,
-        agents={"lead": AgentSpec("lead", tuple(busy))},
-        expect=dataclasses.replace(scenario.expect, tool_errors=()),
-    )
-    observation = run_scenario(long_run).observation
+    observation = run_scenario(busy_lead(SCENARIOS["root-no-answerer"], 25)).observation
     assert observation.outcome == "completed"
     assert [e["code"] for e in observation.tool_errors] == ["UNKNOWN_TOOL"] * 25
 

@@ -6,7 +6,6 @@ broken one."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import sys
 import time
@@ -19,10 +18,10 @@ from harness.adapters._cli_adapter import CliAdapter
 from harness.adapters._cli_run import CliRun
 from harness.adapters._watchdog import Watchdog
 from harness.contract import RunOptions
-from harness.fake import ScriptedLLM, Turn
+from harness.fake import ScriptedLLM
 from harness.run import run_scenario
-from harness.scenario import AgentSpec
 from tests.conftest import SCENARIOS
+from tests.helpers import busy_lead
 
 
 class Clock:
@@ -81,15 +80,10 @@ def test_the_reference_runs_past_its_backstop_while_the_fake_keeps_serving(
         self.before_turn = slow  # awaited before each step is served
 
     monkeypatch.setattr(ScriptedLLM, "__init__", init)
-    scenario = SCENARIOS["root-no-answerer"]
-    busy = [Turn.tool("nope", {})] * 25 + [Turn.text("LEAD_COMPLETED")]
-    long_run = dataclasses.replace(
-        scenario,
-        agents={"lead": AgentSpec("lead", tuple(busy))},
-        expect=dataclasses.replace(scenario.expect, tool_errors=()),
-    )
     started = time.monotonic()
-    observation = run_scenario(long_run, backstop=0.2).observation
+    observation = run_scenario(
+        busy_lead(SCENARIOS["root-no-answerer"], 25), backstop=0.2
+    ).observation
     assert time.monotonic() - started > 0.2
     assert (observation.outcome, observation.error) == ("completed", None)
 
