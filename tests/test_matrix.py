@@ -18,12 +18,23 @@ ROOT = Path(__file__).parents[1]
 PY_ADAPTER = f"jsonl:{sys.executable} -m tests.jsonl_adapter"
 
 
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The table of the reference and the Python adapter, made once for the module."""
+    out = tmp_path_factory.mktemp("matrix") / "matrix.json"
+    args = ["matrix", "--adapter", "reference", "--adapter", PY_ADAPTER]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(ROOT)
+        assert main([*args, "--format", "json", "--output", str(out)]) == 0
+    return out.read_text("utf-8")
+
+
 @pytest.fixture
-def table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def table(made: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A test's own copy of that table, to check against or to change."""
     monkeypatch.chdir(ROOT)
     out = tmp_path / "matrix.json"
-    args = ["matrix", "--adapter", "reference", "--adapter", PY_ADAPTER]
-    assert main([*args, "--format", "json", "--output", str(out)]) == 0
+    out.write_text(made, "utf-8")
     return out
 
 

@@ -6,8 +6,8 @@ work could ever happen again: a ready callback, a pending timer (other than the
 backstop's), or a file descriptor being watched (other than the loop's own wake-up
 pipe). If none, every remaining task is waiting on something only the program itself
 could provide, and it never will. Work done in other threads is invisible here; the
-wall-clock backstop exists for that (executor jobs started through the loop are counted as
-work in flight).
+backstop (no request served for that long: phases.py) exists for that (executor jobs
+started through the loop are counted as work in flight).
 """
 
 from __future__ import annotations
