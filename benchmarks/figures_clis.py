@@ -40,7 +40,7 @@ class _Lifetimes:
 
     @contextmanager
     def watching(self) -> Iterator[None]:
-        import harness.adapters._cli_run as cli_run
+        import harness.adapters.clis.run as cli_run
 
         lifetimes = self.alive
         real = subprocess.Popen

@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any
 from harness.contract import Observation
 
 if TYPE_CHECKING:
-    from harness.adapters._cli_adapter import CliAdapter
-    from harness.adapters._cli_run import Reader
+    from harness.adapters.clis.adapter import CliAdapter
+    from harness.adapters.clis.run import Reader
     from harness.run import Ran
     from harness.scenario import Scenario
 
@@ -40,10 +40,10 @@ FIXTURES = REPO / "tests" / "fixtures" / "cli-output"
 COMMAND = "python -m tests.record_clis"
 # Each agent CLI's adapter class, by adapter name: imported without installing anything.
 CLASSES = {
-    "claude-code": ("harness.adapters._claude_code", "ClaudeCode"),
-    "qwen-code": ("harness.adapters._qwen_code", "QwenCode"),
-    "opencode": ("harness.adapters._opencode", "Opencode"),
-    "codex": ("harness.adapters._codex", "Codex"),
+    "claude-code": ("harness.adapters.clis.claude_code", "ClaudeCode"),
+    "qwen-code": ("harness.adapters.clis.qwen_code", "QwenCode"),
+    "opencode": ("harness.adapters.clis.opencode.adapter", "Opencode"),
+    "codex": ("harness.adapters.clis.codex.adapter", "Codex"),
 }
 CLIS = tuple(CLASSES)
 # What the readers produce, of an observation as recorded (`recorded_observation`); the
@@ -218,8 +218,8 @@ def prime(name: str, reader: Reader, scenario: Scenario) -> None:
     """What a live run tells the reader of the scenario before its output: Codex's, the
     child each delegation prompt starts (its adapter does it in argv)."""
     if name == "codex":
-        from harness.adapters._codex import child_prompts
-        from harness.adapters._codex_observe import Events
+        from harness.adapters.clis.codex.adapter import child_prompts
+        from harness.adapters.clis.codex.observe import Events
 
         assert isinstance(reader, Events)
         reader.prompts = child_prompts(scenario)

@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.adapters import open_adapter
-from harness.adapters._cli_adapter import CliAdapter
-from harness.adapters._cli_run import CliRun, Reader
+from harness.adapters.clis.adapter import CliAdapter
+from harness.adapters.clis.run import CliRun, Reader
 from harness.cli.matrix import _MACHINE
 from harness.contract import RunOptions, missing_features
 from harness.scenario import Scenario, load_all

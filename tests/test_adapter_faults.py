@@ -179,8 +179,8 @@ def test_a_bad_spec_is_one_line(spec: str, message: str) -> None:
 def test_a_process_gone_before_its_line_is_sent_is_reported_as_gone_before_the_reply() -> None:
     # Whether the harness notices an exited adapter on writing its line or on reading the
     # reply is a race; the report is the same either way (it once flaked in CI).
-    from harness.adapters._jsonl import _Process
     from harness.adapters._reported import ProtocolError
+    from harness.adapters.process.jsonl import _Process
 
     proc = _Process([sys.executable, "-c", "import sys; sys.exit(5)"], None, None)
     assert proc.popen.wait(5) == 5

@@ -289,7 +289,7 @@ def test_a_report_in_the_runtimes_own_ids_and_tool_names_reads_in_the_scenarios(
 
 
 def test_node_dsh_is_found_beside_the_scenarios_a_checkout_vendors(tmp_path: Path) -> None:
-    from harness.adapters._node_dsh import adapter_dir
+    from harness.adapters.process.node_dsh import adapter_dir
 
     assert adapter_dir(None) == ROOT / "adapters" / "node-dsh"
     (tmp_path / "scenarios").mkdir()

@@ -34,7 +34,7 @@ def test_quick_run_writes_every_figure(tmp_path: Path) -> None:
 
 def test_a_cli_processs_lifetime_is_timed_from_spawn_to_exit() -> None:
     # Figure 10's measure of what a CLI costs bare: the runner's own Popen, timed.
-    import harness.adapters._cli_run as cli_run
+    import harness.adapters.clis.run as cli_run
     from benchmarks.figures_clis import _Lifetimes
 
     lifetimes = _Lifetimes()

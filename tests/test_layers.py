@@ -176,6 +176,48 @@ def test_the_runtime_imports_nothing_of_the_harness() -> None:
     assert wrong == []
 
 
+# The adapters' families (harness/adapters/__init__.py): each imports the layers below, the
+# shared top of harness.adapters, and itself, never a sibling family. Of the shared top,
+# only the package's face and the table from `--adapter NAME` to a member reach into them.
+FAMILIES = ("harness.adapters.reference", "harness.adapters.process", "harness.adapters.clis")
+INTO_FAMILIES = ("harness.adapters", "harness.adapters._load")
+
+
+def family_of(module: str) -> str | None:
+    return next((f for f in FAMILIES if _within(module, f)), None)
+
+
+def test_a_family_never_imports_a_sibling_family() -> None:
+    wrong = sorted(
+        f"{name} -> {target}"
+        for name, targets in graph(type_only=True).items()
+        for target in targets
+        if family_of(name) and family_of(target) not in (None, family_of(name))
+    )
+    assert wrong == []
+
+
+def test_what_the_families_share_imports_none_of_them() -> None:
+    wrong = sorted(
+        f"{name} -> {target}"
+        for name, targets in graph(type_only=True).items()
+        if _within(name, "harness.adapters") and family_of(name) is None
+        and name not in INTO_FAMILIES
+        for target in targets
+        if family_of(target) is not None
+    )  # fmt: skip
+    assert wrong == []
+
+
+def test_every_adapter_module_is_a_familys_or_shared() -> None:
+    # No CLI's or runtime's module at the top: the top holds what families share.
+    top = sorted(m for m in graph() if m.startswith("harness.adapters.") and not family_of(m))
+    assert top == [
+        "harness.adapters._expectations", "harness.adapters._load", "harness.adapters._npm",
+        "harness.adapters._reported", "harness.adapters._watchdog",
+    ]  # fmt: skip
+
+
 def test_the_layer_check_finds_an_import_upward() -> None:
     assert layer_of("harness.runtime.core") < layer_of("harness.run._judge")
     assert layer_of("harness.contract") < layer_of("harness.fake.script")

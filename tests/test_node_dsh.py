@@ -170,7 +170,7 @@ def test_the_install_reads_and_writes_nothing_in_home(
 ) -> None:
     # npm and pnpm default to ~/.npmrc and ~/.npm (cache and logs): every install step must
     # be pointed inside the adapter's own folder instead. Each step is recorded, not run.
-    from harness.adapters import _node_dsh
+    from harness.adapters.process import node_dsh as _node_dsh
 
     home = tmp_path / "home"
     monkeypatch.setenv("HOME", str(home))

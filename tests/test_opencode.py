@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from harness.adapters._offline import unavailable
-from harness.adapters._opencode import Opencode
-from harness.adapters._opencode_observe import STORE, Events
+from harness.adapters.clis.offline import unavailable
+from harness.adapters.clis.opencode.adapter import Opencode
+from harness.adapters.clis.opencode.observe import STORE, Events
 from harness.cli import main
 from harness.contract import SENTINEL_KEY, Observation, RunOptions
 from harness.run import RULE, UPSTREAM, judge

@@ -244,7 +244,7 @@ def faked(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[FakeAdapterProcess]]
     # tier's guard (tests/conftest.py) refuses to call.
     fake = SimpleNamespace(Popen=FakeAdapterProcess, PIPE=subprocess.PIPE,
                            TimeoutExpired=subprocess.TimeoutExpired)  # fmt: skip
-    monkeypatch.setattr("harness.adapters._jsonl.subprocess", fake)
+    monkeypatch.setattr("harness.adapters.process.jsonl.subprocess", fake)
     STARTED.clear()
     yield STARTED
     STARTED.clear()

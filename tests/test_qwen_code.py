@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.adapters._offline import unavailable
-from harness.adapters._qwen_code import QwenCode
+from harness.adapters.clis.offline import unavailable
+from harness.adapters.clis.qwen_code import QwenCode
 from harness.cli import main
 from harness.contract import SENTINEL_KEY, Observation, RunOptions
 from harness.run import RULE, judge
@@ -95,7 +95,7 @@ def _calls(observed: Observation, agent: str) -> list[dict[str, str]]:
 
 
 def test_a_childs_events_are_read_from_its_stream(tmp_path: Path) -> None:
-    from harness.adapters._stream_json import Stream
+    from harness.adapters.clis.stream_json import Stream
 
     # Qwen Code tags a child's events with its agent call: the child's ask is the child's,
     # and its plain result is no error.

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from harness.adapters._cli_adapter import CliAdapter
-from harness.adapters._cli_run import CliRun
 from harness.adapters._watchdog import Watchdog
+from harness.adapters.clis.adapter import CliAdapter
+from harness.adapters.clis.run import CliRun
 from harness.contract import RunOptions
 from harness.fake import ScriptedLLM
 from harness.run import run_scenario

@@ -1,9 +1,17 @@
 """Adapters: how a runtime under test runs a scenario and hands back an observation.
 
-The reference runtime is one adapter (`reference`). A runtime in any language plugs in as a
-process speaking JSON lines (`jsonl:COMMAND`; the protocol is in scenarios/INTERPRETING.md),
-as the published upstream seam does (`node-dsh`), and a Python one implements `Adapter`
-and is named as `module:factory`.
+Every runtime is an adapter, in a family; a family never imports a sibling family:
+- `reference/`: the reference runtime (`reference`), the one every other is compared with;
+- `process/`: a runtime in any language, in a process speaking JSON lines (`jsonl:COMMAND`;
+  the protocol is in scenarios/INTERPRETING.md), upstream's published one among them
+  (`node-dsh`);
+- `clis/`: the agent CLIs, installed from their lockfiles and run one process per phase
+  (`claude-code`, `qwen-code`, `opencode`, `codex`).
+A Python one implements `Adapter` and is named as `module:factory`. What the families share
+sits here: the one table from `--adapter NAME` to a family member (`_load.py`), the
+known-failures files (`_expectations.py`), a runtime's report checked against the protocol
+(`_reported.py`), the backstop's no-progress watchdog (`_watchdog.py`) and installs from
+npm lockfiles (`_npm.py`).
 """
 
 from __future__ import annotations
@@ -22,16 +30,16 @@ from harness.contract import (
 )
 
 if TYPE_CHECKING:
-    from harness.adapters._jsonl import PROTOCOL, JsonLinesAdapter
+    from harness.adapters.process.jsonl import PROTOCOL, JsonLinesAdapter
 
 
 def __getattr__(name: str) -> Any:
     # The process adapters' module is loaded when first named: a run on the reference
     # runtime never needs it.
     if name in ("PROTOCOL", "JsonLinesAdapter"):
-        from harness.adapters import _jsonl
+        from harness.adapters.process import jsonl
 
-        return getattr(_jsonl, name)
+        return getattr(jsonl, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -1,6 +1,7 @@
-"""Choosing the runtime under test: `reference`, `node-dsh`, `claude-code`, `qwen-code`,
-`opencode`, `codex`, `jsonl:COMMAND` for any
-process that speaks the JSON-lines protocol, or `module:factory` for a Python adapter."""
+"""Choosing the runtime under test: the one table from `--adapter NAME` to a member of a
+family (`MEMBERS`), `jsonl:COMMAND` for any process that speaks the JSON-lines protocol, or
+`module:factory` for a Python adapter. A member's module is imported only when it is
+named."""
 
 from __future__ import annotations
 
@@ -13,11 +14,18 @@ from pathlib import Path
 from harness.adapters.reference import ReferenceAdapter
 from harness.contract import Adapter, AdapterError, is_reference
 
-NAMED = ("reference", "node-dsh", "claude-code", "qwen-code", "opencode", "codex")
+# `--adapter NAME` -> (its family, the module and the factory that make it), every family.
+MEMBERS = {
+    "reference": ("reference", "harness.adapters.reference", "ReferenceAdapter"),
+    "node-dsh": ("process", "harness.adapters.process.node_dsh", "node_dsh"),
+    "claude-code": ("clis", "harness.adapters.clis.claude_code", "claude_code"),
+    "qwen-code": ("clis", "harness.adapters.clis.qwen_code", "qwen_code"),
+    "opencode": ("clis", "harness.adapters.clis.opencode.adapter", "opencode"),
+    "codex": ("clis", "harness.adapters.clis.codex.adapter", "codex"),
+}
+NAMED = tuple(MEMBERS)
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
-FORMS = (
-    "reference, node-dsh, claude-code, qwen-code, opencode, codex, jsonl:COMMAND or module:factory"
-)
+FORMS = f"{', '.join(NAMED)}, jsonl:COMMAND or module:factory"
 
 
 def open_adapter(spec: str | None, scenarios: Path | None = None) -> Adapter:
@@ -30,7 +38,7 @@ def open_adapter(spec: str | None, scenarios: Path | None = None) -> Adapter:
         return adapter
     # Imported here: `harness run` on the reference runtime starts no process and speaks no
     # protocol, so it does not pay for either (subprocess, threading, hashlib, ...).
-    from harness.adapters._jsonl import JsonLinesAdapter
+    from harness.adapters.process.jsonl import JsonLinesAdapter
 
     if isinstance(adapter, JsonLinesAdapter):
         try:
@@ -44,26 +52,10 @@ def open_adapter(spec: str | None, scenarios: Path | None = None) -> Adapter:
 def _make(spec: str, scenarios: Path | None) -> Adapter:
     if spec == "reference":
         return ReferenceAdapter()
-    if spec == "node-dsh":
-        from harness.adapters._node_dsh import node_dsh
-
-        return node_dsh(scenarios)
-    if spec == "claude-code":
-        from harness.adapters._claude_code import claude_code
-
-        return claude_code(scenarios)
-    if spec == "qwen-code":
-        from harness.adapters._qwen_code import qwen_code
-
-        return qwen_code(scenarios)
-    if spec == "opencode":
-        from harness.adapters._opencode import opencode
-
-        return opencode(scenarios)
-    if spec == "codex":
-        from harness.adapters._codex import codex
-
-        return codex(scenarios)
+    if spec in MEMBERS:
+        _, module, factory = MEMBERS[spec]
+        member: Adapter = getattr(importlib.import_module(module), factory)(scenarios)
+        return member
     if spec.startswith("jsonl:"):
         # Split as a POSIX shell would (quotes, backslashes) but run without one: no pipes,
         # globs or $VARS. Leading NAME=value words set the process's environment, as `env`
@@ -79,7 +71,7 @@ def _make(spec: str, scenarios: Path | None) -> Adapter:
         if not command:
             raise AdapterError("--adapter jsonl:COMMAND needs a command after 'jsonl:'")
         env = {**os.environ, **settings} if settings else None
-        from harness.adapters._jsonl import JsonLinesAdapter
+        from harness.adapters.process.jsonl import JsonLinesAdapter
 
         return JsonLinesAdapter(Path(command[0]).name, command, env=env)
     module, sep, factory = spec.partition(":")

@@ -161,8 +161,8 @@ def _shown(path: Path) -> str:
 # -- the observation ----------------------------------------------------------------------
 def observation(scenario: Scenario, data: dict[str, Any], llm: ScriptedLLM | None) -> Observation:
     """An observation the schema has accepted (check), rendered as the reference's would be."""
-    from harness.adapters.reference.observe import script_error_text
     from harness.contract import Observation
+    from harness.fake.script import script_error_text
 
     outcome = data["outcome"]
     # A runtime names agents by its own ids (a session UUID, say), and the scenario's tools

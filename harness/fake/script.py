@@ -4,6 +4,13 @@ exception's, and `param` the request field at fault when there is one."""
 
 from __future__ import annotations
 
+import contextlib
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from harness.scenario import Scenario
+
 
 class ScriptError(Exception):
     """A request the script cannot answer. The message names the agent and the step."""
@@ -84,3 +91,18 @@ class ForeignCredential(ScriptError):
 
     code = "invalid_api_key"
     status = 401
+
+
+def script_error_text(error: ScriptError, scenario: Scenario) -> str:
+    """A script error, ending with where to fix it: the scenario file and, when the error
+    belongs to an agent, the JSON pointer of the step (or of the script, for a step that is
+    not there)."""
+    where = str(scenario.path)
+    with contextlib.suppress(ValueError):
+        where = str(scenario.path.resolve().relative_to(Path.cwd()))
+    agent = scenario.agents.get(error.agent or "")
+    if agent is not None:
+        step = error.step or 0
+        at = f"/agents/{agent.name}/script"
+        where += f": {at}/{step - 1}" if 1 <= step <= len(agent.script) else f": {at}"
+    return f"{error} ({where})"

@@ -7,16 +7,13 @@ events, the answerer's call count and the fake's errors.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
 from harness.adapters.reference.world import LiveWorld
 from harness.contract import Event, Observation
-from harness.fake import ScriptError
+from harness.fake.script import script_error_text
 from harness.runtime.sessions import decode, plan_mode_logged
-from harness.scenario import Scenario
 
 
 class Logs(Mapping[str, list[Event]]):
@@ -173,21 +170,6 @@ class DelegationTree:
             parent, at = self._parent[node]
             self._paths[node] = self.key(parent, at)
         return self._paths[sid]
-
-
-def script_error_text(error: ScriptError, scenario: Scenario) -> str:
-    """A script error, ending with where to fix it: the scenario file and, when the error
-    belongs to an agent, the JSON pointer of the step (or of the script, for a step that is
-    not there)."""
-    where = str(scenario.path)
-    with contextlib.suppress(ValueError):
-        where = str(scenario.path.resolve().relative_to(Path.cwd()))
-    agent = scenario.agents.get(error.agent or "")
-    if agent is not None:
-        step = error.step or 0
-        at = f"/agents/{agent.name}/script"
-        where += f": {at}/{step - 1}" if 1 <= step <= len(agent.script) else f": {at}"
-    return f"{error} ({where})"
 
 
 def _tool_error(agent: str | None, tool: str, error: dict[str, Any], text: str) -> dict[str, Any]:

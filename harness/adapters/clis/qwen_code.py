@@ -23,17 +23,17 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.adapters._cli_adapter import CliAdapter, offline_choice
-from harness.adapters._host_human import can_use_tool, user_message
 from harness.adapters._npm import adapter_dir as npm_adapter_dir
-from harness.adapters._stream_json import question_back
+from harness.adapters.clis.adapter import CliAdapter, offline_choice
+from harness.adapters.clis.host_human import can_use_tool, user_message
+from harness.adapters.clis.stream_json import question_back
 from harness.contract import SENTINEL_KEY
 from harness.fake.dialect import ASK_TOOL, PLAN_TOOL
 
 if TYPE_CHECKING:
     import subprocess
 
-    from harness.adapters._cli_run import CliRun, Due
+    from harness.adapters.clis.run import CliRun, Due
     from harness.scenario import Scenario
 
 NAME = "qwen-code"

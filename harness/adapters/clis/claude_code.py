@@ -6,7 +6,7 @@ hashes) into that folder's ignored node_modules. Each phase is one CLI process i
 with a home, config dir and working dir of its own in a fresh temporary folder, an
 environment built from nothing but what it needs (the sentinel key, no other credential),
 telemetry, updates and nonessential traffic off, and, where Linux allows, a network
-namespace with only loopback (harness.adapters._offline). It talks Anthropic Messages to
+namespace with only loopback (harness.adapters.clis.offline). It talks Anthropic Messages to
 the scenario's scripted fake, which spells the scenario's tools in Claude Code's dialect
 (harness/dialects/claude-code.json) and tells agents apart by content (it sends no
 session header a child's could be told from).
@@ -21,17 +21,16 @@ progress, never by a timeout, and reported with its wait-for graph.
 
 from __future__ import annotations
 
+import json
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.adapters._claude_human import HEADER_FIELDS
-from harness.adapters._claude_human import override_header as write_override
-from harness.adapters._cli_adapter import CliAdapter, asking_roots, offline_choice
-from harness.adapters._cli_run import CliRun, Due
-from harness.adapters._host_human import can_use_tool, user_message
 from harness.adapters._npm import adapter_dir as npm_adapter_dir
+from harness.adapters.clis.adapter import CliAdapter, asking_roots, offline_choice
+from harness.adapters.clis.host_human import can_use_tool, user_message
+from harness.adapters.clis.run import CliRun, Due
 from harness.contract import SENTINEL_KEY
 
 if TYPE_CHECKING:
@@ -106,7 +105,7 @@ class ClaudeCode(CliAdapter):
         return can_use_tool(self.dialect, run, process, event)
 
     def override_header(self, run: CliRun, child: str, session: Mapping[str, Any]) -> str | None:
-        return write_override(run.folder / "config", child, session)
+        return override_header(run.folder / "config", child, session)
 
     def skip(self, scenario: Scenario) -> str | None:
         return (
@@ -146,3 +145,29 @@ def adapter_dir(scenarios: Path | None = None) -> Path:
 
 def claude_code(scenarios: Path | None = None) -> ClaudeCode:
     return ClaudeCode(adapter_dir(scenarios), offline_choice())
+
+
+# -- the test-only hook around its human end -------------------------------------------
+# A scenario's durable-header field -> the one Claude Code keeps for a subagent (in
+# projects/<cwd>/<session>/subagents/agent-<id>.meta.json). Another field has none.
+HEADER_FIELDS = {"delegation_depth": "spawnDepth"}
+
+
+def override_header(config: Path, child: str, session: Mapping[str, Any]) -> str | None:
+    """Write `session` into the durable record of the subagent named `child` (its `Agent`
+    call's description), a null field removed; None when done, else why not."""
+    records = [
+        path
+        for path in sorted(config.glob("projects/*/*/subagents/agent-*.meta.json"))
+        if json.loads(path.read_text("utf-8")).get("description") == child
+    ]
+    if len(records) != 1:
+        return f"found {len(records)} durable records of {child} to override, not one"
+    record = json.loads(records[0].read_text("utf-8"))
+    for field, value in session.items():
+        if value is None:
+            record.pop(HEADER_FIELDS[field], None)
+        else:
+            record[HEADER_FIELDS[field]] = value
+    records[0].write_text(json.dumps(record), "utf-8")
+    return None

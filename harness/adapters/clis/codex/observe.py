@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from harness.adapters._cli_observe import Call, serial
+from harness.adapters.clis.observe import Call, serial
 
 SPAWN, WAIT = "spawn_agent", "wait_agent"
-ERRORS = "codex-stderr.log"  # each phase's stderr, in the scenario's folder (_codex.py)
+ERRORS = "codex-stderr.log"  # each phase's stderr, in the scenario's folder (adapter.py)
 ROLLOUTS = "home/.codex/sessions/**/rollout-*.jsonl"  # each thread's, under the folder
 _ROUTER = re.compile(r"ERROR codex_core::tools::router: error=(.*)$")
 

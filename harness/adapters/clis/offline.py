@@ -123,7 +123,7 @@ def main(args: list[str]) -> int:
             print(f"interfaces other than lo are up: {', '.join(up)}", file=sys.stderr)
         return 1 if up else 0
     if len(args) < 4 or args[2] != "--":
-        print("usage: _offline.py UNIX_SOCKET PORT -- COMMAND ...", file=sys.stderr)
+        print("usage: offline.py UNIX_SOCKET PORT -- COMMAND ...", file=sys.stderr)
         return 2
     unix, port, argv = args[0], int(args[1]), args[3:]
     _loopback_up()

@@ -11,11 +11,11 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from harness.adapters._stream_json import question_back
+from harness.adapters.clis.stream_json import question_back
 from harness.fake.dialect import ASK_TOOL, PLAN_TOOL
 
 if TYPE_CHECKING:
-    from harness.adapters._cli_run import CliRun, Due
+    from harness.adapters.clis.run import CliRun, Due
     from harness.fake.dialect import Dialect
     from harness.scenario._model import Reply
 

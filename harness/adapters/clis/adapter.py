@@ -1,5 +1,5 @@
 """A foreign CLI as a runtime under test: installed from npm into adapters/NAME (from its
-lockfile), run one scenario at a time by harness.adapters._cli_run, skipped where it cannot
+lockfile), run one scenario at a time by harness.adapters.clis.run, skipped where it cannot
 express a scenario, and its report checked against the protocol's observation schema and
 read back in the scenario's names (harness.adapters._reported). Each CLI is a subclass
 that says how it is started and spoken to.
@@ -19,8 +19,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from harness.adapters._cli_run import CliRun, Due, Reader
 from harness.adapters._npm import install, npm_settings
+from harness.adapters.clis.run import CliRun, Due, Reader
 from harness.contract import AdapterError, Observation, RunOptions
 from harness.fake.dialect import ASK_TOOL, PLAN_TOOL
 
@@ -51,7 +51,7 @@ class CliAdapter:
     not_here: Mapping[str, str] = MappingProxyType({})
 
     def __init__(self, root: Path, offline: bool | None = None, quiet: bool = True) -> None:
-        from harness.adapters._offline import unavailable
+        from harness.adapters.clis.offline import unavailable
         from harness.fake.dialect import Dialect
 
         self.root = root
@@ -99,7 +99,7 @@ class CliAdapter:
         """How its output is read: stream-json events (Claude Code's, Qwen Code's). Of the
         class, not of an installed CLI: a recording of its output is read back without it
         (tests/_recorded.py)."""
-        from harness.adapters._stream_json import Stream
+        from harness.adapters.clis.stream_json import Stream
 
         return Stream(delegation=delegation, children_in_stream=cls.children_in_stream)
 

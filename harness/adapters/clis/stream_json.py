@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from harness.adapters._cli_observe import Call, walk
+from harness.adapters.clis.observe import Call, walk
 
 DELEGATION = "Agent"
 # Where Claude Code keeps each subagent's transcript, under the scenario's folder.

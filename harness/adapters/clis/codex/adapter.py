@@ -16,7 +16,7 @@ available in Plan mode", which `codex exec` cannot enter), so a scenario whose r
 answered cannot be expressed and is skipped. A child's is refused by a caller check of its
 own ("request_user_input can only be used by the root thread"), a failed tool call its
 router logs as an error: the rule in Codex's words. Its output is read back by
-harness.adapters._codex_observe, from the stream and the rollouts Codex keeps per thread.
+harness.adapters.clis.codex.observe, from the stream and the rollouts Codex keeps per thread.
 """
 
 from __future__ import annotations
@@ -24,14 +24,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.adapters._cli_adapter import CliAdapter, offline_choice
-from harness.adapters._codex_observe import ERRORS, Events
 from harness.adapters._npm import adapter_dir as npm_adapter_dir
+from harness.adapters.clis.adapter import CliAdapter, offline_choice
+from harness.adapters.clis.codex.observe import ERRORS, Events
 from harness.contract import SENTINEL_KEY
 from harness.fake.dialect import DELEGATION_TOOL
 
 if TYPE_CHECKING:
-    from harness.adapters._cli_run import CliRun, Reader
+    from harness.adapters.clis.run import CliRun, Reader
     from harness.scenario import Scenario
 
 NAME = "codex"
@@ -42,7 +42,7 @@ NOT_HERE = {
     "child's thread cannot be brought back as a root of its own",
 }
 # The stderr of each phase, copied beside the rollouts (its tool router's errors are how a
-# failed call is known: _codex_observe) and still passed on to the runner, which shows its
+# failed call is known: observe.py) and still passed on to the runner, which shows its
 # tail when the CLI fails. bash, for the process substitution.
 TEE = 'exec "$@" 2> >(exec tee -a "$0" >&2)'
 

@@ -15,7 +15,7 @@ invalid: Model tried to call unavailable tool 'question'...". So a child's ask i
 refused as an error (a known failure), a root that must be answered cannot be expressed
 (skipped), and neither can a child that delegates again. Its JSON events carry only the
 root session's; every agent's parts are read from its SQLite store
-(harness.adapters._opencode_observe).
+(harness.adapters.clis.opencode.observe).
 """
 
 from __future__ import annotations
@@ -24,13 +24,13 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.adapters._cli_adapter import CliAdapter, offline_choice
 from harness.adapters._npm import adapter_dir as npm_adapter_dir
 from harness.adapters._npm import home_dirs
+from harness.adapters.clis.adapter import CliAdapter, offline_choice
 from harness.contract import SENTINEL_KEY
 
 if TYPE_CHECKING:
-    from harness.adapters._cli_run import CliRun, Reader
+    from harness.adapters.clis.run import CliRun, Reader
 
 NAME = "opencode"
 PROVIDER, MODEL = "harness", "scripted"
@@ -87,7 +87,7 @@ class Opencode(CliAdapter):
 
     @classmethod
     def reader(cls, delegation: str) -> Reader:
-        from harness.adapters._opencode_observe import Events
+        from harness.adapters.clis.opencode.observe import Events
 
         return Events(delegation=delegation)
 

@@ -1,6 +1,6 @@
 """One scenario on a foreign CLI that writes JSON events on stdout (Claude Code, Qwen Code,
 opencode, Codex): its phases in order, one CLI process each, in a fresh folder, offline
-where Linux allows (harness.adapters._offline); what the CLI writes read as it comes, by
+where Linux allows (harness.adapters.clis.offline); what the CLI writes read as it comes, by
 the CLI's own `Reader`; and a hang decided by quiescence: a question waits on a human who
 will never answer it (the human end holds it, or the CLI never let it reach the human end:
 `Cli.unasked`), no request is in flight at the fake, and every agent still going waits on
@@ -27,8 +27,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from harness.adapters._cli_observe import Call
 from harness.adapters._watchdog import Watchdog
+from harness.adapters.clis.observe import Call
 from harness.contract import RunOptions
 from harness.fake.dialect import ASK_TOOL, DELEGATION_TOOL
 
@@ -169,7 +169,7 @@ class CliRun:
         port = int(self.server.base_url.rsplit(":", 1)[1].split("/")[0])
         argv = self.cli.argv(self, root, prompt)
         if self.cli.offline:
-            from harness.adapters._offline import command
+            from harness.adapters.clis.offline import command
 
             argv = command(self.folder / "fake.sock", port, argv)
         process = subprocess.Popen(

@@ -25,10 +25,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness.adapters._jsonl import JsonLinesAdapter
 from harness.adapters._npm import adapter_dir as npm_adapter_dir
 from harness.adapters._npm import install as _npm_install
 from harness.adapters._npm import npm_settings
+from harness.adapters.process.jsonl import JsonLinesAdapter
 from harness.contract import AdapterError
 
 NODE_MIN = (22, 15)  # what the CLI's plugins import (node:zlib zstd, node:module type stripping)
