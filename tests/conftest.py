@@ -16,7 +16,7 @@ from tests.serving import serve_process as start_serving
 
 # Suite-wide guarantees, each its own plugin: no socket off loopback, shuffled order on
 # demand.
-pytest_plugins = ["tests._offline", "tests._order", "tests._shared_clis"]
+pytest_plugins = ["tests._offline", "tests._order", "tests.clis._shared"]
 
 SCENARIOS = {s.id: s for s in load_all()}
 

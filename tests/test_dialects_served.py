@@ -60,7 +60,7 @@ def test_serve_refuses_a_dialect_and_a_delegation_together(
 
 @pytest.mark.parametrize("declared_as", ["opencode", "file"])
 def test_an_adapter_declares_its_dialect_in_the_hello(declared_as: str) -> None:
-    from tests.test_adapters import started
+    from tests.process.test_adapters import started
 
     value = "opencode" if declared_as == "opencode" else json.dumps(
         Dialect.load("opencode").to_json()
@@ -87,7 +87,7 @@ def test_an_adapter_declares_its_dialect_in_the_hello(declared_as: str) -> None:
 )
 def test_a_bad_dialect_in_the_hello_refuses_the_adapter(flags: list[str], message: str) -> None:
     from harness.adapters import AdapterError
-    from tests.test_adapters import started
+    from tests.process.test_adapters import started
 
     with pytest.raises(AdapterError, match=r"^adapter py: ") as info:
         started(*flags)

@@ -58,7 +58,9 @@ def test_every_gating_run_fails_without_a_golden(
     else:
         # An adapter that announces assembled but declines it, so it runs and is judged.
         monkeypatch.chdir(ROOT)
-        command = f"{sys.executable} -m tests.jsonl_adapter --probe-model --features assembled"
+        command = (
+            f"{sys.executable} -m tests.process.jsonl_adapter --probe-model --features assembled"
+        )
         args += ["--adapter", f"jsonl:{command}"]
     assert main(args) == 1
     out = "\n".join(lines(capsys))

@@ -15,7 +15,7 @@ from tests.conftest import SCENARIOS
 ROOT = Path(__file__).parents[1]
 # A second runtime: the service-level scenarios on the reference runtime, behind the
 # JSON-lines protocol, every assembled one skipped for the feature it lacks.
-PY_ADAPTER = f"jsonl:{sys.executable} -m tests.jsonl_adapter"
+PY_ADAPTER = f"jsonl:{sys.executable} -m tests.process.jsonl_adapter"
 
 
 @pytest.fixture(scope="module")

@@ -107,7 +107,7 @@ def collected(markexpr: str, args: list[str], items: list[Item]) -> tuple[list[I
 
 def test_the_cli_and_load_tests_are_left_out_unless_named_or_selected() -> None:
     here = Path(__file__).parent
-    qwen, other = here / "test_qwen_code.py", here / "test_tiers.py"
+    qwen, other = here / "clis" / "test_qwen_code.py", here / "test_tiers.py"
 
     def run(markexpr: str, *args: str) -> tuple[list[Path], list[Path]]:
         items = [Item(qwen, "cli"), Item(qwen), Item(other, "load"), Item(other)]
@@ -117,5 +117,5 @@ def test_the_cli_and_load_tests_are_left_out_unless_named_or_selected() -> None:
 
     assert run("") == ([qwen, other], [qwen, other])  # `pytest -n auto`
     assert run("", "tests") == ([qwen, other], [qwen, other])  # a folder is no file named
-    assert run("", "tests/test_qwen_code.py::test_x") == ([qwen, qwen, other], [other])
+    assert run("", "tests/clis/test_qwen_code.py::test_x") == ([qwen, qwen, other], [other])
     assert run("cli") == ([qwen, qwen, other, other], [])  # the expression decides, later

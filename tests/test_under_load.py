@@ -15,9 +15,9 @@ def test_one_runtime_gets_its_test_file_and_its_matrix_column() -> None:
     args = under_load.parse(["--runtime", "opencode"])
     assert (args.hogs, args.repeat, args.step) == (2, 1, ["cli", "matrix"])
     (cli, cli_command), (matrix, matrix_command) = under_load.commands(args)
-    assert cli == "cli: pytest -n auto -m cli tests/test_opencode.py"
+    assert cli == "cli: pytest -n auto -m cli tests/clis/test_opencode.py"
     assert cli_command[1:] == ["-m", "pytest", "-n", "auto", "-q", "-m", "cli",
-                               "tests/test_opencode.py"]  # fmt: skip
+                               "tests/clis/test_opencode.py"]  # fmt: skip
     assert matrix == "matrix: opencode"
     assert matrix_command[1:] == ["matrix", "--adapter", "opencode", "--jobs", "2", "--format",
                                   "json", "--output", under_load.os.devnull, "--check",

@@ -154,7 +154,7 @@ def test_a_cli_that_shows_none_is_stopped_saying_what_it_last_did(tmp_path: Path
 
 @pytest.mark.slow
 def test_a_jsonl_adapter_that_shows_progress_runs_past_its_backstop_and_grace() -> None:
-    from tests.test_adapters import started
+    from tests.process.test_adapters import started
 
     adapter = started("--misbehave", "slow")  # 1 s of stderr lines, then the result
     try:

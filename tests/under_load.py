@@ -32,11 +32,11 @@ ROOT = Path(__file__).resolve().parents[1]
 # tests are the default run's).
 RUNTIMES = {
     "reference": None,
-    "node-dsh": "tests/test_node_dsh.py",
-    "claude-code": "tests/test_claude_code.py",
-    "qwen-code": "tests/test_qwen_code.py",
-    "opencode": "tests/test_opencode.py",
-    "codex": "tests/test_codex.py",
+    "node-dsh": "tests/process/test_node_dsh.py",
+    "claude-code": "tests/clis/test_claude_code.py",
+    "qwen-code": "tests/clis/test_qwen_code.py",
+    "opencode": "tests/clis/test_opencode.py",
+    "codex": "tests/clis/test_codex.py",
 }
 STEPS = ("default", "cli", "matrix")
 # A process that does nothing but count, forever: one core's worth of load each.

@@ -98,7 +98,7 @@ class CliAdapter:
     def reader(cls, delegation: str) -> Reader:
         """How its output is read: stream-json events (Claude Code's, Qwen Code's). Of the
         class, not of an installed CLI: a recording of its output is read back without it
-        (tests/_recorded.py)."""
+        (tests/clis/_recorded.py)."""
         from harness.adapters.clis.stream_json import Stream
 
         return Stream(delegation=delegation, children_in_stream=cls.children_in_stream)

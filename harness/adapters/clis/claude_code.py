@@ -120,7 +120,7 @@ def _unspellable(scenario: Scenario, cannot: Mapping[str, str]) -> str | None:
     """Why the dialect cannot express the scenario, unless only children call the human
     tools in it: Claude Code refuses a subagent's AskUserQuestion and ExitPlanMode as
     unavailable before it looks at their arguments, so a shape it would refuse from a
-    root is no way out for a child (tests/test_claude_code.py reads the refusal)."""
+    root is no way out for a child (tests/clis/test_claude_code.py reads the refusal)."""
     why = cannot.get(scenario.id)
     asks_direct = any(p.kind == "ask" for p in scenario.phases)
     return why if why is not None and (asking_roots(scenario) or asks_direct) else None

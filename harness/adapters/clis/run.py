@@ -47,7 +47,7 @@ class Reader(Protocol):
     it keeps on disk under the scenario's folder (`finish`), in the scenario's names."""
 
     # The files `finish` reads, as globs under the scenario's folder: what a recording of a
-    # run keeps beside its events (tests/record_clis.py).
+    # run keeps beside its events (tests/clis/record.py).
     kept: ClassVar[tuple[str, ...]]
     root: str  # this phase's root
     roots: list[str]  # each phase's, in order

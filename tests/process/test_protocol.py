@@ -28,7 +28,7 @@ from harness.run import run_scenario
 from harness.scenario import FEATURES, scenarios_version
 from tests.conftest import SCENARIOS
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 SERVICE = "service-zero-depth-live-child"
 ASSEMBLED = "delegated-question-handoff"
 REQUIRED = ("outcome", "answerer_calls", "asked", "direct", "tool_errors", "handoffs", "final",

@@ -20,7 +20,7 @@ from harness.adapters.clis.qwen_code import QwenCode
 from harness.cli import main
 from harness.contract import SENTINEL_KEY, Observation, RunOptions
 from harness.run import RULE, judge
-from tests._shared_clis import SharedClis
+from tests.clis._shared import SharedClis
 from tests.conftest import SCENARIOS
 
 pytestmark = pytest.mark.skipif(

@@ -1,5 +1,5 @@
-"""Recorded output of the agent CLIs, and its replay: what `python -m tests.record_clis`
-writes (tests/fixtures/cli-output/ADAPTER/SCENARIO.json) and what tests/test_cli_recordings.py
+"""Recorded output of the agent CLIs, and its replay: what `python -m tests.clis.record`
+writes (tests/fixtures/cli-output/ADAPTER/SCENARIO.json) and what tests/clis/test_cli_recordings.py
 reads back through each CLI's own reader, starting nothing and installing nothing.
 
 A recording holds, for one scenario on one CLI: each phase's root and the events its stdout
@@ -35,9 +35,9 @@ if TYPE_CHECKING:
     from harness.run import Ran
     from harness.scenario import Scenario
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "cli-output"
-COMMAND = "python -m tests.record_clis"
+COMMAND = "python -m tests.clis.record"
 # Each agent CLI's adapter class, by adapter name: imported without installing anything.
 CLASSES = {
     "claude-code": ("harness.adapters.clis.claude_code", "ClaudeCode"),

@@ -1,8 +1,8 @@
 """The agent CLIs' readers, on recorded output of the real CLIs (tests/fixtures/cli-output,
-written by `python -m tests.record_clis`): no CLI is installed or started. Each recording
+written by `python -m tests.clis.record`): no CLI is installed or started. Each recording
 must still be of today's scenario and of the CLI version its lockfile pins; read back by
 its CLI's reader it must give what the live run observed; judged as `harness matrix` judges
-it, it must give adapters/matrix.json's cell. What tests/test_claude_code.py,
+it, it must give adapters/matrix.json's cell. What tests/clis/test_claude_code.py,
 test_qwen_code.py, test_opencode.py and test_codex.py assert of what a reader extracted
 from a live run is asserted here again, of the replays."""
 
@@ -17,7 +17,7 @@ import pytest
 
 from harness.contract import Observation, json_equal
 from harness.run import RULE, UPSTREAM, judge
-from tests._recorded import (
+from tests.clis._recorded import (
     CLIS,
     COMMAND,
     FIXTURES,
@@ -251,7 +251,7 @@ def test_claude_reads_a_roots_ask_and_its_answer(tmp_path: Path) -> None:
 
 
 def claude_answered_its_root(observed: Observation) -> None:
-    """live-root-answered on Claude Code, live or replayed (tests/test_claude_code.py): the
+    """live-root-answered on Claude Code, live or replayed (tests/clis/test_claude_code.py): the
     root's ask reaches the human, and the scripted answer comes back to it."""
     assert (observed.outcome, observed.answerer_calls) == ("completed", 1)
     options = [{"label": "Yes", "description": "Yes"}, {"label": "No", "description": "No"}]

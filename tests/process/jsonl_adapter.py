@@ -1,5 +1,5 @@
 """A small JSON-lines adapter in a second process, for testing the protocol end to end:
-`python -m tests.jsonl_adapter`. It runs service-level scenarios on the reference runtime's
+`python -m tests.process.jsonl_adapter`. It runs service-level scenarios on the reference runtime's
 registry and user-questions service, doing from the raw scenario document what a runtime
 in another language would do (scenarios/INTERPRETING.md), and skips the rest.
 

@@ -1,7 +1,7 @@
 """Adapters: the JSON-lines protocol end to end with a small adapter in a second process
-(tests/jsonl_adapter.py), known-failure files, and choosing an adapter by name, command or
+(tests/process/jsonl_adapter.py), known-failure files, and choosing an adapter by name, command or
 module:factory. Every way such a process can break the protocol is
-tests/test_adapter_faults.py."""
+tests/process/test_adapter_faults.py."""
 
 from __future__ import annotations
 
@@ -29,9 +29,9 @@ from harness.run import portable, run_scenario
 from harness.scenario import scenarios_version
 from tests.conftest import SCENARIOS
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 SNAPSHOTS = ROOT / "snapshots"
-COMMAND = [sys.executable, "-m", "tests.jsonl_adapter"]
+COMMAND = [sys.executable, "-m", "tests.process.jsonl_adapter"]
 SERVICE = sorted(s.id for s in SCENARIOS.values() if "service" in s.features)
 
 
@@ -212,7 +212,7 @@ def test_the_cli_prints_new_fail_and_new_pass(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(ROOT)
-    spec = f"jsonl:{sys.executable} -m tests.jsonl_adapter --misbehave bad-observation"
+    spec = f"jsonl:{sys.executable} -m tests.process.jsonl_adapter --misbehave bad-observation"
     path = expectations(
         tmp_path, "scenarios:\n  owner-detached-child: {expected: fail, reason: known}\n"
     )
@@ -226,7 +226,7 @@ def test_the_cli_prints_new_fail_and_new_pass(
         "NEW FAIL   reregistered-id"
     )
     assert out[-1] == "0 passed, 2 failed (2 of them errors; 1 known fail; 1 new fail)"
-    spec = f"jsonl:{sys.executable} -m tests.jsonl_adapter"
+    spec = f"jsonl:{sys.executable} -m tests.process.jsonl_adapter"
     assert main(["run", "--adapter", spec, "--expectations", str(path), *ids]) == 1
     _, *out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("NEW PASS   owner-detached-child")
@@ -237,7 +237,7 @@ def test_the_cli_runs_a_second_process_and_counts_skips(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(ROOT)
-    spec = f"jsonl:{sys.executable} -m tests.jsonl_adapter"
+    spec = f"jsonl:{sys.executable} -m tests.process.jsonl_adapter"
     assert main(["run", "--adapter", spec]) == 0
     out = capsys.readouterr().out.splitlines()
     skipped = len(SCENARIOS) - len(SERVICE)
@@ -247,7 +247,7 @@ def test_the_cli_runs_a_second_process_and_counts_skips(
 
 
 def test_pytest_runs_the_scenarios_on_the_chosen_adapter() -> None:
-    spec = f"jsonl:{sys.executable} -m tests.jsonl_adapter"
+    spec = f"jsonl:{sys.executable} -m tests.process.jsonl_adapter"
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
          "tests/test_scenarios.py", "--harness-adapter", spec, "-k", "json and not session"],
@@ -304,7 +304,8 @@ def test_node_dsh_is_found_beside_the_scenarios_a_checkout_vendors(tmp_path: Pat
 def test_a_jsonl_command_may_set_its_environment_first(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
     adapter = open_adapter(
-        f"jsonl:ADAPTER_RUNTIME_NOTE='set, as env would' {sys.executable} -m tests.jsonl_adapter"
+        "jsonl:ADAPTER_RUNTIME_NOTE='set, as env would' "
+        f"{sys.executable} -m tests.process.jsonl_adapter"
     )
     try:
         assert adapter.name == "py" and getattr(adapter, "runtime", "") == "set, as env would"

@@ -23,7 +23,7 @@ from harness.run import Wire, run_scenario
 from harness.runtime.tools.exit_plan_mode import PLAN_POLICY
 from tests.conftest import SCENARIOS
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 SNAPSHOTS = ROOT / "snapshots"
 ASSEMBLED = (ROOT / "adapters" / "node-dsh" / "assembled.mjs").read_text("utf-8")
 DUMMY_KEY = re.search(r'const DUMMY_KEY = "([^"]+)"', ASSEMBLED)[1]  # type: ignore[index]

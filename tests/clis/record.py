@@ -1,7 +1,7 @@
 """Record what the agent CLIs write, for the fast tests that read it back
-(tests/test_cli_recordings.py):
+(tests/clis/test_cli_recordings.py):
 
-    python -m tests.record_clis [ADAPTER ...] [--scenario ID ...]
+    python -m tests.clis.record [ADAPTER ...] [--scenario ID ...]
 
 For each CLI adapter named (default: all four: claude-code, qwen-code, opencode, codex) and
 each scenario of the corpus it does not skip (or each named), the scenario runs on the real
@@ -9,7 +9,7 @@ CLI, unstreamed, with the default run options, while its reader is watched from 
 the adapter's `reader` hands CliRun the CLI's own reader with its `read` and `finish`
 wrapped, so each phase's events and the files `finish` reads are kept as they were given
 to it. One file per (adapter, scenario) is written, tests/fixtures/cli-output/ADAPTER/ID.json
-(tests/_recorded.py says what it holds; tests/fixtures/cli-output/README.md when to refresh).
+(tests/clis/_recorded.py says what it holds; tests/fixtures/cli-output/README.md when to refresh).
 
 It starts the CLIs (installed from their lockfiles on first use, as `harness run` does) and
 takes a few minutes. It exits 1 when a scenario could not be recorded (the adapter broke),
@@ -33,7 +33,7 @@ from harness.adapters.clis.run import CliRun, Reader
 from harness.cli.matrix import _MACHINE
 from harness.contract import RunOptions, missing_features
 from harness.scenario import Scenario, load_all
-from tests._recorded import (
+from tests.clis._recorded import (
     CLIS,
     COMMAND,
     FIXTURES,
@@ -147,7 +147,8 @@ def record(adapter: CliAdapter, scenario: Scenario, today: str) -> tuple[str, st
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog=COMMAND, description="Record the agent CLIs' output for tests/test_cli_recordings.py."
+        prog=COMMAND,
+        description="Record the agent CLIs' output for tests/clis/test_cli_recordings.py.",
     )
     parser.add_argument("adapters", nargs="*", metavar="ADAPTER",
                         help=f"the CLIs to record (default: all): {', '.join(CLIS)}")  # fmt: skip

@@ -24,9 +24,9 @@ from harness.fake import ScriptedLLM
 from harness.fake.serve import ServerThread
 from harness.run import RULE, UPSTREAM, judge
 from harness.scenario import load_scenario
-from tests._shared_clis import SharedClis
+from tests.clis._shared import SharedClis
+from tests.clis.test_cli_recordings import claude_answered_its_root
 from tests.conftest import SCENARIOS
-from tests.test_cli_recordings import claude_answered_its_root
 
 pytestmark = pytest.mark.skipif(
     shutil.which("npm") is None or sys.platform != "linux",

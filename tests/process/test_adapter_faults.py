@@ -2,7 +2,7 @@
 crash, garbage, silence, a bad observation, a refusal, a bad hello, a missing command, a
 failed restart), each an error naming the adapter and costing only the scenario it
 happened in; and adapter specs that cannot be opened, each one line. The protocol working
-end to end is tests/test_adapters.py."""
+end to end is tests/process/test_adapters.py."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from harness.adapters import AdapterError, RunOptions, open_adapter
 from harness.cli import main
 from harness.contract import DEFAULT_BACKSTOP
 from tests.conftest import SCENARIOS
-from tests.test_adapters import ROOT, started
+from tests.process.test_adapters import ROOT, started
 
 
 @pytest.mark.parametrize(
@@ -63,7 +63,7 @@ CRASHES, AFTER = "reregistered-id", ["owner-detached-child", "service-no-provide
 
 
 def crashing_on(*ids: str) -> str:
-    return f"jsonl:{sys.executable} -m tests.jsonl_adapter --crash-on {','.join(ids)}"
+    return f"jsonl:{sys.executable} -m tests.process.jsonl_adapter --crash-on {','.join(ids)}"
 
 
 def test_a_crash_costs_the_scenario_it_happened_in_and_no_more(
