@@ -25,7 +25,10 @@ MEMBERS = {
 }
 NAMED = tuple(MEMBERS)
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
-FORMS = f"{', '.join(NAMED)}, jsonl:COMMAND or module:factory"
+FORMS = (
+    f"{', '.join(NAMED)} (an agent CLI's other release: NAME@VERSION), jsonl:COMMAND or "
+    "module:factory"
+)
 
 
 def open_adapter(spec: str | None, scenarios: Path | None = None) -> Adapter:
@@ -52,9 +55,16 @@ def open_adapter(spec: str | None, scenarios: Path | None = None) -> Adapter:
 def _make(spec: str, scenarios: Path | None) -> Adapter:
     if spec == "reference":
         return ReferenceAdapter()
-    if spec in MEMBERS:
-        _, module, factory = MEMBERS[spec]
-        member: Adapter = getattr(importlib.import_module(module), factory)(scenarios)
+    name, at, version = spec.partition("@")
+    if name in MEMBERS:
+        family, module, factory = MEMBERS[name]
+        if at and family != "clis":
+            raise AdapterError(
+                f"--adapter {spec}: only an agent CLI installs another release by version; "
+                f"{name} runs its pinned build (its README says how to run another)"
+            )
+        made = getattr(importlib.import_module(module), factory)
+        member: Adapter = made(scenarios, version) if at else made(scenarios)
         return member
     if spec.startswith("jsonl:"):
         # Split as a POSIX shell would (quotes, backslashes) but run without one: no pipes,

@@ -4,7 +4,12 @@ lockfile changes), with nothing of the user's home read or written."""
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
+import json
+import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -76,3 +81,56 @@ def install(
         # `npm install` (where `npm ci` cannot be used) must install the lockfile as it is.
         raise AdapterError(f"adapter {adapter}: {what} changed {lockfile.name}; restore it")
     marker.write_text(digest + "\n")
+
+
+# A release as npm's registry names one: MAJOR.MINOR.PATCH, with a prerelease or build tag.
+_VERSION = re.compile(r"\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?")
+RELEASES = ".releases"  # under adapters/NAME: each other release's folder, ignored by git
+
+
+def release(adapter: str, root: Path, version: str) -> Path:
+    """The folder of another `version` of the package `root` pins (adapters/NAME/package.json
+    has one dependency): `root/.releases/VERSION`, with a package.json that pins it and a
+    lockfile with integrity hashes made once by npm from the registry and kept, so that the
+    release installs as strictly as the pin. Nothing of the user's home is read or written."""
+    if not _VERSION.fullmatch(version):
+        raise AdapterError(
+            f"adapter {adapter}@{version}: not a release; write NAME@MAJOR.MINOR.PATCH, "
+            f"e.g. {adapter}@1.2.3"
+        )
+    (package,) = json.loads((root / "package.json").read_text("utf-8"))["dependencies"]
+    folder = root / RELEASES / version
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # xdist workers and parallel runs share one
+        lockfile = folder / "package-lock.json"
+        if not lockfile.is_file():
+            _lock(adapter, folder, package, version)
+    return folder
+
+
+def _lock(adapter: str, folder: Path, package: str, version: str) -> None:
+    npm = shutil.which("npm")
+    if npm is None:
+        raise AdapterError(f"adapter {adapter}@{version} needs npm on PATH, to install it")
+    pinned = {"name": f"keyless-harness-adapter-{adapter}-{version}", "version": "0.0.0",
+              "private": True, "dependencies": {package: version}}  # fmt: skip
+    (folder / "package.json").write_text(json.dumps(pinned, indent=2) + "\n", "utf-8")
+    print(f"harness: locking adapters/{adapter} at {package}@{version} (from the registry)",
+          file=sys.stderr, flush=True)  # fmt: skip
+    done = subprocess.run(
+        [npm, "install", "--package-lock-only", "--ignore-scripts", "--no-audit", "--no-fund"],
+        cwd=folder, capture_output=True, text=True,
+        env={**os.environ, **npm_settings(folder)},
+    )  # fmt: skip
+    made = folder / "package-lock.json"
+    entry = {}
+    if done.returncode == 0 and made.is_file():
+        entry = json.loads(made.read_text("utf-8"))["packages"].get(f"node_modules/{package}", {})
+    if entry.get("version") != version or not str(entry.get("integrity", "")).startswith("sha"):
+        made.unlink(missing_ok=True)  # none kept that could be taken for a good one
+        tail = " | ".join((done.stderr or done.stdout).strip().splitlines()[-2:])
+        raise AdapterError(
+            f"adapter {adapter}@{version}: npm could not lock {package}@{version} "
+            f"({tail or 'no integrity hash'}); is it a release the registry serves?"
+        )

@@ -17,12 +17,14 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from harness.adapters._npm import install, npm_settings
+from harness.adapters._npm import install, npm_settings, release
 from harness.adapters.clis.run import CliRun, Due, Reader
 from harness.contract import AdapterError, Observation, RunOptions
 from harness.fake.dialect import ASK_TOOL, PLAN_TOOL
+
+C = TypeVar("C", bound="CliAdapter")
 
 if TYPE_CHECKING:
     from harness.fake import ScriptedLLM
@@ -50,16 +52,25 @@ class CliAdapter:
     no_nesting: str | None = None
     not_here: Mapping[str, str] = MappingProxyType({})
 
-    def __init__(self, root: Path, offline: bool | None = None, quiet: bool = True) -> None:
+    def __init__(
+        self,
+        root: Path,
+        offline: bool | None = None,
+        quiet: bool = True,
+        *,
+        expectations: Path | None = None,
+        npm: tuple[str, ...] | None = None,
+    ) -> None:
         from harness.adapters.clis.offline import unavailable
         from harness.fake.dialect import Dialect
 
-        self.root = root
+        self.root = root  # what it installs from (package.json, its lockfile) and into
         # Off: the CLI may send its nonessential requests (a title), as it does by default;
         # its dialect knows them as side requests.
         self.quiet = quiet
-        self.expectations: Path | None = root / "expectations.yaml"
-        self.dialect = Dialect.load(self.name)
+        self.expectations: Path | None = expectations or root / "expectations.yaml"
+        self.npm = npm or self.npm
+        self.dialect = Dialect.load(type(self).name)
         why_not = unavailable()
         if offline and why_not:
             raise AdapterError(f"adapter {self.name}: cannot run offline: {why_not}")
@@ -213,6 +224,23 @@ def asking_roots(scenario: Scenario) -> list[str]:
         if agent.spawned_by is None
         and any(c.tool in human for turn in agent.script for c in turn.calls)
     ]
+
+
+def member(cls: type[C], root: Path, version: str | None) -> C:
+    """The CLI of `cls` as adapters/NAME (`root`) pins it, or another release of it
+    (`--adapter NAME@VERSION`): installed from a lockfile of its own made once and kept
+    (harness.adapters._npm.release), judged by the same known-failures file, and named with
+    its version in every report."""
+    if version is None:
+        return cls(root, offline_choice())
+    # `npm install --no-save`, not `npm ci`: a lockfile npm makes today holds only the
+    # optional packages of platforms like this one, which `npm ci` refuses as out of sync;
+    # installed, it must come out unchanged (harness.adapters._npm.install checks).
+    made = cls(release(cls.name, root, version), offline_choice(),
+               expectations=root / "expectations.yaml",
+               npm=("install", "--no-audit", "--no-fund", "--no-save"))  # fmt: skip
+    made.name = f"{cls.name}@{version}"
+    return made
 
 
 def offline_choice() -> bool | None:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.adapters._npm import adapter_dir as npm_adapter_dir
-from harness.adapters.clis.adapter import CliAdapter, asking_roots, offline_choice
+from harness.adapters.clis.adapter import CliAdapter, asking_roots, member
 from harness.adapters.clis.host_human import can_use_tool, user_message
 from harness.adapters.clis.run import CliRun, Due
 from harness.contract import SENTINEL_KEY
@@ -143,8 +143,8 @@ def adapter_dir(scenarios: Path | None = None) -> Path:
     return npm_adapter_dir(NAME, "package-lock.json", scenarios)
 
 
-def claude_code(scenarios: Path | None = None) -> ClaudeCode:
-    return ClaudeCode(adapter_dir(scenarios), offline_choice())
+def claude_code(scenarios: Path | None = None, version: str | None = None) -> ClaudeCode:
+    return member(ClaudeCode, adapter_dir(scenarios), version)
 
 
 # -- the test-only hook around its human end -------------------------------------------

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.adapters._npm import adapter_dir as npm_adapter_dir
-from harness.adapters.clis.adapter import CliAdapter, offline_choice
+from harness.adapters.clis.adapter import CliAdapter, member
 from harness.adapters.clis.host_human import can_use_tool, user_message
 from harness.adapters.clis.stream_json import question_back
 from harness.contract import SENTINEL_KEY
@@ -155,8 +155,8 @@ def adapter_dir(scenarios: Path | None = None) -> Path:
     return npm_adapter_dir(NAME, "package-lock.json", scenarios)
 
 
-def qwen_code(scenarios: Path | None = None) -> QwenCode:
-    return QwenCode(adapter_dir(scenarios), offline_choice())
+def qwen_code(scenarios: Path | None = None, version: str | None = None) -> QwenCode:
+    return member(QwenCode, adapter_dir(scenarios), version)
 
 
 def hosted(scenario: Scenario) -> bool:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.adapters._npm import adapter_dir as npm_adapter_dir
-from harness.adapters.clis.adapter import CliAdapter, offline_choice
+from harness.adapters.clis.adapter import CliAdapter, member
 from harness.adapters.clis.codex.observe import ERRORS, Events
 from harness.contract import SENTINEL_KEY
 from harness.fake.dialect import DELEGATION_TOOL
@@ -125,5 +125,5 @@ def adapter_dir(scenarios: Path | None = None) -> Path:
     return npm_adapter_dir(NAME, "package-lock.json", scenarios)
 
 
-def codex(scenarios: Path | None = None) -> Codex:
-    return Codex(adapter_dir(scenarios), offline_choice())
+def codex(scenarios: Path | None = None, version: str | None = None) -> Codex:
+    return member(Codex, adapter_dir(scenarios), version)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from harness.adapters._npm import adapter_dir as npm_adapter_dir
 from harness.adapters._npm import home_dirs
-from harness.adapters.clis.adapter import CliAdapter, offline_choice
+from harness.adapters.clis.adapter import CliAdapter, member
 from harness.contract import SENTINEL_KEY
 
 if TYPE_CHECKING:
@@ -119,5 +119,5 @@ def adapter_dir(scenarios: Path | None = None) -> Path:
     return npm_adapter_dir(NAME, "package-lock.json", scenarios)
 
 
-def opencode(scenarios: Path | None = None) -> Opencode:
-    return Opencode(adapter_dir(scenarios), offline_choice())
+def opencode(scenarios: Path | None = None, version: str | None = None) -> Opencode:
+    return member(Opencode, adapter_dir(scenarios), version)
