@@ -171,8 +171,17 @@ def _named(config: pytest.Config) -> set[Path]:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # Without a marker expression, the LEFT_OUT tests of files not named are left out.
     wanted = _named(config) if not config.option.markexpr.strip() else None
+    # A foreign runtime under test (--harness-adapter) runs as processes, a real CLI's
+    # among them: the scenario tests it drives are of the `cli` tier then, and named by
+    # the option itself, so never left out.
+    foreign = config.getoption("--harness-adapter", None) not in (None, "reference")
     left_out = []
     for item in items:
+        module = getattr(item, "module", None)
+        if foreign and module is not None and module.__name__.endswith("test_scenarios"):
+            item.add_marker(pytest.mark.cli)
+            item.add_marker(pytest.mark.slow)
+            continue
         if item.get_closest_marker("cli") is not None:
             item.add_marker(pytest.mark.slow)
         if (
@@ -182,17 +191,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         ):
             left_out.append(item)
             continue
-        module = getattr(item, "module", None)
         in_slow_module = module is not None and module.__name__.rpartition(".")[2] in SLOW_MODULES
-        # A foreign runtime under test (--harness-adapter) runs as processes: the scenario
-        # tests it drives are of the second tier then.
-        foreign = config.getoption("--harness-adapter", None) not in (None, "reference")
-        in_scenarios = module is not None and module.__name__.endswith("test_scenarios")
-        if (
-            in_slow_module
-            or item.nodeid.rpartition("/")[2] in SLOW_TESTS
-            or (foreign and in_scenarios)
-        ):
+        if in_slow_module or item.nodeid.rpartition("/")[2] in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
     if left_out:
         config.hook.pytest_deselected(items=left_out)

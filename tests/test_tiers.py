@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -80,7 +81,8 @@ class Item:
     """What the collection hook reads of a collected test."""
 
     def __init__(self, path: Path, *marks: str) -> None:
-        self.path, self.nodeid, self.module = path, f"{path.name}::t", None
+        self.path, self.nodeid = path, f"{path.name}::t"
+        self.module: Any = None
         self.marks = set(marks)
 
     def get_closest_marker(self, name: str) -> object:
@@ -90,14 +92,18 @@ class Item:
         self.marks.add(mark.name)
 
 
-def collected(markexpr: str, args: list[str], items: list[Item]) -> tuple[list[Item], list[Item]]:
-    """The items kept, and those left out, by tests/conftest.py's collection hook."""
+def collected(
+    markexpr: str, args: list[str], items: list[Item], adapter: str | None = None
+) -> tuple[list[Item], list[Item]]:
+    """The items kept, and those left out, by tests/conftest.py's collection hook (with
+    `--harness-adapter ADAPTER`, if given)."""
     left_out: list[Item] = []
+    options = {"--harness-adapter": adapter}
     config = SimpleNamespace(
         option=SimpleNamespace(markexpr=markexpr),
         args=args,
         invocation_params=SimpleNamespace(dir=Path(__file__).parents[1]),
-        getoption=lambda name, default=None: default,
+        getoption=lambda name, default=None: options.get(name, default),
         hook=SimpleNamespace(pytest_deselected=lambda items: left_out.extend(items)),
     )
     kept = list(items)
@@ -119,3 +125,17 @@ def test_the_cli_and_load_tests_are_left_out_unless_named_or_selected() -> None:
     assert run("", "tests") == ([qwen, other], [qwen, other])  # a folder is no file named
     assert run("", "tests/clis/test_qwen_code.py::test_x") == ([qwen, qwen, other], [other])
     assert run("cli") == ([qwen, qwen, other, other], [])  # the expression decides, later
+
+
+def test_the_scenario_tests_on_a_foreign_runtime_are_cli_tests_the_option_names() -> None:
+    # `pytest --harness-adapter claude-code` drives the real CLI from test_scenarios: those
+    # tests may start it (the guard lets `cli` tests), and the option asks for them.
+    scenarios = Item(Path(__file__).parent / "test_scenarios.py")
+    scenarios.module = SimpleNamespace(__name__="tests.test_scenarios")
+    kept, left_out = collected("", [], [scenarios], adapter="claude-code")
+    assert (kept, left_out) == ([scenarios], [])
+    assert {"cli", "slow"} <= scenarios.marks
+    plain = Item(Path(__file__).parent / "test_scenarios.py")
+    plain.module = SimpleNamespace(__name__="tests.test_scenarios")
+    collected("", [], [plain])
+    assert plain.marks == set()  # on the reference: the inner loop, as ever
