@@ -28,7 +28,11 @@ SERIAL = "default: pytest -n 0"
 RUNS = [
     (INNER, ["-n", "auto", "-m", "not slow"], 8.0),
     (DEFAULT, ["-n", "auto"], 15.0),
-    ("real runtimes: pytest -n auto -m cli", ["-n", "auto", "-m", "cli"], None),
+    (
+        "CI's next step: pytest -n auto -m 'cli or package'",
+        ["-n", "auto", "-m", "cli or package"],
+        None,
+    ),
     (SERIAL, ["-n", "0"], None),
 ]
 DEFAULT_OVER_INNER = 2.0  # issue 44: the default run at most twice the inner loop
@@ -67,7 +71,8 @@ def suite(*, repeats: int) -> Section:
         f"{repeats} time(s) each; wall time from spawn to exit. The inner loop is "
         "everything that starts no process (the `slow` marker, set per module in "
         "tests/conftest.py, marks the rest); the default run leaves out the tests marked "
-        "`cli` (a real agent CLI or upstream's dsh) and `load` (serve under load, run alone); "
+        "`cli` (Node: a real agent CLI, upstream's dsh, the Node SDKs), `load` (serve under "
+        "load and the benchmarks' quick run, run alone) and `package` (the built wheel); "
         "-n auto is 2 workers on this machine. Last outcomes: "
         + "; ".join(f"{label}: {outcomes[label]}" for label, _, _ in RUNS)
         + ".",

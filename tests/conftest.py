@@ -14,9 +14,9 @@ from harness.scenario import Scenario, load_all
 from tests.serving import Served
 from tests.serving import serve_process as start_serving
 
-# Suite-wide guarantees, each its own plugin: no socket off loopback, shuffled order on
-# demand.
-pytest_plugins = ["tests._offline", "tests._order", "tests.clis._shared"]
+# Suite-wide guarantees, each its own plugin: one bytecode cache for the processes a run
+# starts, no socket off loopback, shuffled order on demand.
+pytest_plugins = ["tests._bytecode", "tests._offline", "tests._order", "tests.clis._shared"]
 
 SCENARIOS = {s.id: s for s in load_all()}
 
@@ -26,15 +26,19 @@ SCENARIOS = {s.id: s for s in load_all()}
 # that starts a process fails (no_processes). `pytest -m "not slow"` is the inner loop; the
 # README's `pytest -n auto` runs both tiers, and so does CI.
 #
-# Two groups of the second tier run on their own, each left out of a run that names neither
+# Three groups of the second tier run on their own, each left out of a run that names neither
 # their files nor a marker expression (`pytest -n auto`), and run by CI in a step of its
 # own (LEFT_OUT):
-# - `cli`, marked per test: tests that start a real runtime installed under adapters/ (an
-#   agent CLI, upstream's dsh) or install one; CI's matrix step runs every runtime's cells
-#   already. `pytest -m cli` runs them. A test without the marker that starts one fails
-#   (no_runtimes), in its setup as in its call.
-# - `load`: `harness serve` under load and abuse (tests/test_serve_load.py), meant to run
-#   alone: `pytest -m load`.
+# - `cli`, marked per test: tests that start Node: a real runtime installed under adapters/
+#   (an agent CLI, upstream's dsh), npm installing one, or the official Node SDKs
+#   (tests/test_serve_sdks.py); CI's matrix step runs every runtime's cells already.
+#   `pytest -m cli` runs them. A test without the marker that starts node, npm or anything
+#   under adapters/ fails (no_runtimes), in its setup as in its call.
+# - `load`: checks that load the machine or measure it, meant to run alone: `harness serve`
+#   under load and abuse (tests/test_serve_load.py) and the benchmark suite's quick run
+#   (tests/test_benchmarks.py). `pytest -m load`.
+# - `package`: the sdist and wheel built from the checkout and installed in a fresh venv
+#   (tests/test_wheel.py), which CI runs with the `cli` tests: `pytest -m package`.
 SLOW_MODULES = frozenset({
     "test_adapter_faults", "test_adapters", "test_benchmarks", "test_claude_code", "test_codex",
     "test_deep", "test_determinism",
@@ -80,8 +84,11 @@ def no_processes(test: str) -> Iterator[None]:
 RUNTIMES = Path(__file__).resolve().parents[1] / "adapters"
 
 
+NODE = frozenset({"node", "npm", "npx"})
+
+
 class StartedARuntime(AssertionError):
-    """A test without the `cli` marker started a runtime installed under adapters/."""
+    """A test without the `cli` marker started Node or a runtime installed under adapters/."""
 
 
 def _under_runtimes(word: object) -> bool:
@@ -89,18 +96,30 @@ def _under_runtimes(word: object) -> bool:
     return text == str(RUNTIMES) or (str(RUNTIMES) + os.sep) in text
 
 
+def _program(args: Any) -> str:
+    """The program a Popen call starts: its args' first word (a shell line's too)."""
+    if isinstance(args, (str, bytes, os.PathLike)):
+        words = os.fsdecode(args).split()
+        return words[0] if words else ""
+    first = next(iter(args), "")
+    return os.fsdecode(first) if isinstance(first, (str, bytes, os.PathLike)) else ""
+
+
 @contextlib.contextmanager
 def no_runtimes(test: str) -> Iterator[None]:
     """While a test without the `cli` marker is set up or runs, no process may start from
-    or in adapters/ (a CLI, dsh, npm installing either), so the default run starts none."""
+    or in adapters/ (a CLI, dsh, npm installing either), and no node or npm at all, so the
+    default run starts no Node."""
     real = subprocess.Popen.__init__
 
     def refuse(self: subprocess.Popen[Any], args: Any, *rest: Any, **kw: Any) -> None:
         words = [args] if isinstance(args, (str, bytes, os.PathLike)) else list(args)
-        if any(_under_runtimes(w) for w in [*words, kw.get("cwd")]):
+        if os.path.basename(_program(args)) in NODE or any(
+            _under_runtimes(w) for w in [*words, kw.get("cwd")]
+        ):
             raise StartedARuntime(
-                f"{test} started {args!r:.120} (a runtime under adapters/) without the `cli` "
-                "marker; mark it @pytest.mark.cli, or read recorded output instead "
+                f"{test} started {args!r:.120} (Node, or a runtime under adapters/) without "
+                "the `cli` marker; mark it @pytest.mark.cli, or read recorded output instead "
                 "(tests/fixtures/cli-output)"
             )
         real(self, args, *rest, **kw)
@@ -149,15 +168,16 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return None
 
 
-LEFT_OUT = ("cli", "load")  # markers whose tests run only when named or selected
+LEFT_OUT = ("cli", "load", "package")  # markers whose tests run only when named or selected
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
     if config.option.markexpr.strip():
         return None
     return (
-        "left out unless named or selected: the agent CLIs (`pytest -m cli`), serve under "
-        "load (`pytest -m load`)"
+        "left out unless named or selected: Node, the agent CLIs and dsh (`pytest -m cli`), "
+        "serve under load and the benchmarks' quick run (`pytest -m load`), the built "
+        "package (`pytest -m package`)"
     )
 
 

@@ -6,9 +6,14 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from benchmarks.__main__ import main
 
 
+# `load`: it loads the machine (serve's figure, thousands of scenarios) for seconds, so it
+# runs alone with the other load tests (`pytest -m load`), not in the default run.
+@pytest.mark.load
 def test_quick_run_writes_every_figure(tmp_path: Path) -> None:
     out = tmp_path / "RESULTS.md"
     assert main(["--quick", "--skip", "peer", "--out", str(out)]) == 0

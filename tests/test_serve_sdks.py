@@ -32,10 +32,15 @@ CLIENT = Path(__file__).parent / "fixtures" / "node-sdks"
 # delegate.mjs's names for the wires (not `wire`: tests/conftest.py parametrises that one)
 APIS = ["chat-completions", "anthropic-messages", "openai-responses"]
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("node") is None or shutil.which("npm") is None,
-    reason="node and npm are not on PATH; .ci/run says SKIPPED loudly in that case",
-)
+# `cli`: they start Node, so they run with the real runtimes (`pytest -m cli`), not in the
+# default run; the Python SDKs' twins stay there.
+pytestmark = [
+    pytest.mark.cli,
+    pytest.mark.skipif(
+        shutil.which("node") is None or shutil.which("npm") is None,
+        reason="node and npm are not on PATH; .ci/run says SKIPPED loudly in that case",
+    ),
+]
 
 
 @pytest.fixture(scope="session")

@@ -74,7 +74,11 @@ def test_a_test_without_the_cli_marker_cannot_start_a_runtime(
     assert "mark it @pytest.mark.cli, or read recorded output instead" in message
     with pytest.raises(StartedARuntime):  # npm installing one, in its folder
         subprocess.run(["true"], cwd=RUNTIMES / "qwen-code", check=False)
+    for node in (["node", "-e", "0"], [Path("/usr/bin/npm"), "ci"], "npx --yes x"):
+        with pytest.raises(StartedARuntime):  # Node anywhere (the Node SDKs' tests)
+            subprocess.run(node, check=False, shell=isinstance(node, str))
     assert subprocess.run(["true"], check=False).returncode == 0  # anything else starts
+    assert subprocess.run(["nodes-not"], check=False, shell=True).returncode != 0
 
 
 class Item:
@@ -111,20 +115,23 @@ def collected(
     return kept, left_out
 
 
-def test_the_cli_and_load_tests_are_left_out_unless_named_or_selected() -> None:
+def test_the_cli_load_and_package_tests_are_left_out_unless_named_or_selected() -> None:
     here = Path(__file__).parent
     qwen, other = here / "clis" / "test_qwen_code.py", here / "test_tiers.py"
+    wheel = here / "test_wheel.py"
 
     def run(markexpr: str, *args: str) -> tuple[list[Path], list[Path]]:
         items = [Item(qwen, "cli"), Item(qwen), Item(other, "load"), Item(other)]
+        items.append(Item(wheel, "package"))
         kept, left_out = collected(markexpr, list(args), items)
         assert all("slow" in i.marks for i in kept + left_out if "cli" in i.marks)
         return [i.path for i in kept], [i.path for i in left_out]
 
-    assert run("") == ([qwen, other], [qwen, other])  # `pytest -n auto`
-    assert run("", "tests") == ([qwen, other], [qwen, other])  # a folder is no file named
-    assert run("", "tests/clis/test_qwen_code.py::test_x") == ([qwen, qwen, other], [other])
-    assert run("cli") == ([qwen, qwen, other, other], [])  # the expression decides, later
+    assert run("") == ([qwen, other], [qwen, other, wheel])  # `pytest -n auto`
+    assert run("", "tests") == ([qwen, other], [qwen, other, wheel])  # a folder is no file
+    assert run("", "tests/clis/test_qwen_code.py::test_x") == ([qwen, qwen, other], [other, wheel])
+    assert run("", "tests/test_wheel.py") == ([qwen, other, wheel], [qwen, other])
+    assert run("cli") == ([qwen, qwen, other, other, wheel], [])  # the expression decides
 
 
 def test_the_scenario_tests_on_a_foreign_runtime_are_cli_tests_the_option_names() -> None:

@@ -28,6 +28,10 @@ import pytest
 
 from tests.conftest import SCENARIOS
 
+# `package`: seconds of building and installing, left out of the default run; CI runs it
+# with the `cli` tests, and `pytest -m package` by hand.
+pytestmark = pytest.mark.package
+
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 60  # per process; each takes about a second
 WHEEL_LIMIT = 1_000_000  # bytes, packed; it is about 0.3 MB
