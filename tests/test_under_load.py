@@ -31,6 +31,11 @@ def test_every_runtime_by_default_and_the_steps_in_their_order() -> None:
         "default: pytest -n auto",
         "matrix: reference node-dsh claude-code qwen-code opencode codex",
     ]
+    # Every runtime's cli step is every `cli` test, the Node SDKs' among them.
+    every = under_load.parse([])
+    (cli, cli_command), _ = under_load.commands(every)
+    assert cli == "cli: pytest -n auto -m cli"
+    assert cli_command[1:] == ["-m", "pytest", "-n", "auto", "-q", "-m", "cli"]
     # The reference has no test file of its own: no cli step for it alone.
     only = under_load.parse(["--runtime", "reference"])
     assert [name for name, _ in under_load.commands(only)] == ["matrix: reference"]

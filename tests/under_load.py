@@ -10,7 +10,8 @@ no progress) fails here first.
 
 Steps, run in this order, each --repeat times:
 - `default`: `pytest -n auto`, the default run (no agent CLI);
-- `cli`: `pytest -n auto -m cli` over the chosen runtimes' test files;
+- `cli`: `pytest -n auto -m cli`: every `cli` test (the Node SDKs' too) when every runtime is
+  chosen, else the chosen runtimes' test files;
 - `matrix`: `harness matrix --jobs 2` over the chosen runtimes, checked cell by cell
   against adapters/matrix.json.
 Exit status 0 when every run of every step passed, 1 otherwise, 2 for bad arguments.
@@ -69,7 +70,11 @@ def commands(args: argparse.Namespace) -> list[tuple[str, list[str]]]:
     if "default" in args.step:
         out.append(("default: pytest -n auto", [python, "-m", "pytest", "-n", "auto", "-q"]))
     files = [f for r in args.runtime if (f := RUNTIMES[r]) is not None]
-    if "cli" in args.step and files:
+    if "cli" in args.step and set(args.runtime) == set(RUNTIMES):
+        # Every runtime: every `cli` test, the Node SDKs' too, as the README's command.
+        out.append(("cli: pytest -n auto -m cli",
+                    [python, "-m", "pytest", "-n", "auto", "-q", "-m", "cli"]))  # fmt: skip
+    elif "cli" in args.step and files:
         out.append((f"cli: pytest -n auto -m cli {' '.join(files)}",
                     [python, "-m", "pytest", "-n", "auto", "-q", "-m", "cli", *files]))  # fmt: skip
     if "matrix" in args.step:
