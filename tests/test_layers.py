@@ -213,8 +213,8 @@ def test_every_adapter_module_is_a_familys_or_shared() -> None:
     # No CLI's or runtime's module at the top: the top holds what families share.
     top = sorted(m for m in graph() if m.startswith("harness.adapters.") and not family_of(m))
     assert top == [
-        "harness.adapters._expectations", "harness.adapters._load", "harness.adapters._npm",
-        "harness.adapters._reported", "harness.adapters._watchdog",
+        "harness.adapters._expectations", "harness.adapters._load", "harness.adapters._node",
+        "harness.adapters._npm", "harness.adapters._reported", "harness.adapters._watchdog",
     ]  # fmt: skip
 
 

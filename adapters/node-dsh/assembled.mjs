@@ -40,7 +40,7 @@ export function cliProblem() {
   if (!node) {
     return (
       "no Node.js >= 22.15 to run the upstream CLI (NODE_DSH_NODE is unset; the harness sets it " +
-      "from adapters/node-dsh/toolchain on linux-x64, or from a node >= 22.15 on PATH)"
+      "from adapters/toolchain on linux-x64, or from a node >= 22.15 on PATH)"
     );
   }
   if (!existsSync(BIN)) return `the upstream CLI is not installed (${BIN} is missing); rerun harness run --adapter node-dsh`;

@@ -170,28 +170,32 @@ def test_the_install_reads_and_writes_nothing_in_home(
 ) -> None:
     # npm and pnpm default to ~/.npmrc and ~/.npm (cache and logs): every install step must
     # be pointed inside the adapter's own folder instead. Each step is recorded, not run.
+    from harness.adapters import _node
     from harness.adapters.process import node_dsh as _node_dsh
 
     home = tmp_path / "home"
     monkeypatch.setenv("HOME", str(home))
     steps: list[tuple[list[str], dict[str, str]]] = []
-    monkeypatch.setattr(
-        _node_dsh,
-        "_npm_install",
-        lambda adapter, where, what, command, lock, env=None: steps.append(
-            (command, env if env is not None else dict(os.environ))
-        ),
-    )
-    monkeypatch.setattr(_node_dsh, "_node22", lambda toolchain, node: "/opt/node22/bin/node")
+
+    def record(adapter: str, where: Path, what: str, command: list[str], lock: Path,
+               env: dict[str, str] | None = None) -> None:  # fmt: skip
+        steps.append((command, env if env is not None else dict(os.environ)))
+
+    monkeypatch.setattr(_node_dsh, "_npm_install", record)
+    monkeypatch.setattr(_node, "install", record)
+    monkeypatch.setattr(_node, "version", lambda node: (22, 23))
+    found = _node.node_at_least((22, 15), "node-dsh")  # the Node 22 it will find
+    steps.clear()
     adapter = _node_dsh.node_dsh()
     assert adapter._prepare is not None
     adapter._prepare()
-    root = _node_dsh.adapter_dir(None)
-    # npm ci here, npm ci in toolchain/, pnpm install in dsh/.
+    root, toolchain = _node_dsh.adapter_dir(None), _node.toolchain_dir(None)
+    # npm ci here, npm ci in adapters/toolchain, pnpm install in dsh/ on that Node 22.
     assert [next(w for w in c if w in ("ci", "install")) for c, _ in steps] == [
         "ci", "ci", "install"
     ]  # fmt: skip
-    for _, env in steps:
+    assert steps[2][0][0] == found
+    for (_, env), where in zip(steps, (root, toolchain, root), strict=True):
         for name in ("npm_config_cache", "npm_config_userconfig"):
-            assert Path(env[name]).is_relative_to(root), (name, env[name])
+            assert Path(env[name]).is_relative_to(where), (name, env[name])
     assert not home.exists()

