@@ -55,6 +55,12 @@ def node_at_least(
     return None
 
 
+def first_on_path(node: str | None, path: str) -> str:
+    """`path` with `node`'s folder first, so that what a runtime starts as `node` (a bin
+    script's `#!/usr/bin/env node`, an install script) is that Node; `path` if None."""
+    return path if node is None else os.pathsep.join([str(Path(node).parent), path])
+
+
 def version(node: str) -> tuple[int, int]:
     """`node --version` as (major, minor); (0, 0) when it cannot be read."""
     try:

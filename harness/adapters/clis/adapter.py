@@ -19,7 +19,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from harness.adapters._node import engines_node, node_at_least
+from harness.adapters._node import engines_node, first_on_path, node_at_least
 from harness.adapters._node import version as node_version
 from harness.adapters._npm import install, npm_settings, release
 from harness.adapters.clis.run import CliRun, Due, Reader
@@ -97,8 +97,8 @@ class CliAdapter:
         with open(self.root / ".install.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # xdist workers share one install
             env = {**os.environ, **npm_settings(self.root)}
-            if self.node is not None:  # its install scripts run on the Node it needs too
-                env["PATH"] = f"{Path(self.node).parent}{os.pathsep}{env.get('PATH', '')}"
+            # Its install scripts run on the Node it needs too.
+            env["PATH"] = first_on_path(self.node, env.get("PATH", ""))
             install(self.name, self.root, f"npm {self.npm[0]} (a few seconds)",
                     [npm, *self.npm], self.root / "package-lock.json", env=env)  # fmt: skip
         cli = self.root / "node_modules" / ".bin" / self.program
@@ -171,8 +171,7 @@ class CliAdapter:
     def bare_environment(self, run: CliRun, home: Path) -> dict[str, str]:
         """What every CLI's environment starts from, built from nothing, so that no inherited
         key, token or proxy reaches it: a PATH, and a home and temp dir in the scenario's."""
-        path = "/usr/local/bin:/usr/bin:/bin"
-        path = f"{Path(self.node).parent}:{path}" if self.node is not None else path
+        path = first_on_path(self.node, "/usr/local/bin:/usr/bin:/bin")
         return {"PATH": path, "HOME": str(home),
                 "TMPDIR": str(run.folder), "TERM": "dumb", "LANG": "C.UTF-8"}  # fmt: skip
 

@@ -22,7 +22,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from harness.adapters._node import node_at_least, pnpm
+from harness.adapters._node import first_on_path, node_at_least, pnpm
 from harness.adapters._npm import adapter_dir as npm_adapter_dir
 from harness.adapters._npm import install as _npm_install
 from harness.adapters._npm import npm_settings
@@ -87,8 +87,8 @@ def node_dsh(scenarios: Path | None = None) -> JsonLinesAdapter:
             [node22, str(pnpm(scenarios)), "install", "--frozen-lockfile", "--reporter=append-only",
              f"--store-dir={store['store']}", f"--config.cache-dir={store['cache']}"],
             root / "dsh" / "pnpm-lock.yaml",
-            env={**home_free, "PATH": os.pathsep.join([str(Path(node22).parent),
-                 os.environ.get("PATH", "")]), "XDG_STATE_HOME": store["state"]},
+            env={**home_free, "PATH": first_on_path(node22, os.environ.get("PATH", "")),
+                 "XDG_STATE_HOME": store["state"]},
         )  # fmt: skip
         environment["NODE_DSH_NODE"] = node22
 
