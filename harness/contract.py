@@ -298,6 +298,14 @@ def missing_features(adapter: Adapter, scenario: Scenario) -> list[str]:
     return [f for f in scenario.features if f not in adapter.features]
 
 
+def release_of(adapter: Adapter) -> str | None:
+    """The release of the runtime under test (an agent CLI's version, or what a local
+    build says it is), which picks the entries of its expectations file that apply; None
+    for a runtime that has none."""
+    release = getattr(adapter, "release", None)
+    return release if isinstance(release, str) else None
+
+
 def is_reference(adapter: Adapter) -> bool:
     """Whether the golden snapshots are this adapter's own observations (the reference
     runtime's): it is then held to all of each, and runs on a scenarios directory of the

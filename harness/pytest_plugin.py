@@ -324,6 +324,7 @@ def harness_adapter(request: pytest.FixtureRequest) -> Iterator[Adapter]:
 def harness_expectations(harness_adapter: Adapter) -> Expectations:
     """The adapter's known failures, checked against the scenario ids it names."""
     from harness.adapters import Expectations, ExpectationsError
+    from harness.contract import release_of
     from harness.scenario import scenario_paths
 
     path = harness_adapter.expectations
@@ -331,7 +332,9 @@ def harness_expectations(harness_adapter: Adapter) -> Expectations:
         return Expectations.none()
     try:
         # Ids equal file names (the loader checks): no need to parse every scenario.
-        return Expectations.load(path, {p.stem for p in scenario_paths()})
+        return Expectations.load(
+            path, {p.stem for p in scenario_paths()}, release_of(harness_adapter)
+        )
     except ExpectationsError as exc:
         raise pytest.UsageError("\n".join(exc.problems)) from None
 

@@ -35,7 +35,9 @@ def test_harness_serve_speaks_a_shipped_dialect(
                 "message"]["tool_calls"]  # fmt: skip
             assert call["function"]["name"] == "agent"
             args = json.loads(call["function"]["arguments"])
-            assert set(args) == {"description", "prompt", "subagent_type"}
+            # In the foreground: since 0.24 a subagent runs in the background unless told.
+            assert args["run_in_background"] is False
+            assert set(args) == {"description", "prompt", "subagent_type", "run_in_background"}
             child = [{"role": "user", "content": args["prompt"]}]
             body = {"model": "m", "messages": child, "tools": declare}
             (ask,) = client.post("/chat/completions", json=body).json()["choices"][0][

@@ -12,13 +12,30 @@ delete the entry), and both fail the run, so the file always says what is true.
 
 An entry with `held` is a runtime that keeps the rule in words of its own: at that level
 and below the scenario must pass (the entry does not apply), above it it is a known failure.
+
+One file describes a CLI across its releases: a scenario's entry may be a list of entries,
+each with `releases`, the releases it applies to (`0.15.10`, `<0.24.4`, `>=0.16.0 <0.24.4`:
+every comparison must hold), and a run applies the one that holds for the adapter's
+release (`release` of the adapter; none: the scenario is expected to pass).
+
+    scenarios:
+      some-scenario-id:
+        - releases: "<0.24.4"
+          expected: fail
+          reason: it hangs here, QwenLM/qwen-code #7126
+        - releases: ">=0.24.4"
+          expected: fail
+          held: rule
+          reason: refused in its own words
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from harness.contract import LEVELS
 
@@ -50,7 +67,11 @@ class Expectations:
         return self.failing.get(scenario_id)
 
     @classmethod
-    def load(cls, path: Path, known_ids: Collection[str]) -> Expectations:
+    def load(
+        cls, path: Path, known_ids: Collection[str], release: str | None = None
+    ) -> Expectations:
+        """The file's entries for the runtime at `release` (None: a runtime with no
+        releases, to which an entry's `releases` cannot apply)."""
         from harness.scenario._yaml import YamlError, parse
 
         try:
@@ -69,20 +90,26 @@ class Expectations:
         ):
             raise ExpectationsError([f"{path}: /: a mapping with one key, scenarios"])
         failing, held, problems = {}, {}, []
-        for sid, entry in (entries or {}).items():
+        for sid, given in (entries or {}).items():
             where = f"{path}: /scenarios/{sid}"
             if sid not in known_ids:
                 problems.append(f"{where}: no scenario has this id; remove the entry")
-            elif not isinstance(entry, dict) or entry.get("expected") != "fail":
-                problems.append(f"{where}: write {{expected: fail, reason: ...}}")
-            elif not isinstance(entry.get("reason"), str) or not entry["reason"].strip():
-                problems.append(f"{where}/reason: say why this runtime fails it")
-            elif set(entry) - {"expected", "reason", "held"}:
-                problems.append(f"{where}: only expected, reason and held are allowed")
-            elif "held" in entry and entry["held"] not in LEVELS[:-1]:
-                below = ", ".join(LEVELS[:-1])
-                problems.append(f"{where}/held: the level it still holds: {below}")
-            else:
+                continue
+            versioned = isinstance(given, list)
+            applying = []
+            for index, entry in enumerate(given if versioned else [given]):
+                at = f"{where}/{index}" if versioned else where
+                problem = _problem(entry, at, versioned)
+                if problem is not None:
+                    problems.append(problem)
+                elif not versioned or _applies(str(entry["releases"]), release):
+                    applying.append((at, entry))
+            if len(applying) > 1:
+                both = " and ".join(at.rsplit("/", 1)[1] for at, _ in applying)
+                problems.append(f"{where}: entries {both} both apply to {release}; make their "
+                                "releases apart")  # fmt: skip
+            elif applying:
+                entry = applying[0][1]
                 failing[sid] = entry["reason"]
                 if "held" in entry:
                     held[sid] = entry["held"]
@@ -101,3 +128,63 @@ class Expectations:
         if self.reason(scenario_id, level) is not None:
             return (NEW_PASS, False) if passed else (KNOWN_FAIL, True)
         return (PASS, True) if passed else (NEW_FAIL, False)
+
+
+_FIELDS = {"expected", "reason", "held"}
+
+
+def _problem(entry: object, where: str, versioned: bool) -> str | None:
+    """What is wrong with one entry (None: nothing)."""
+    allowed = _FIELDS | {"releases"} if versioned else _FIELDS
+    if not isinstance(entry, dict) or entry.get("expected") != "fail":
+        return f"{where}: write {{expected: fail, reason: ...}}"
+    if not isinstance(entry.get("reason"), str) or not entry["reason"].strip():
+        return f"{where}/reason: say why this runtime fails it"
+    if set(entry) - allowed:
+        return f"{where}: only {', '.join(sorted(allowed))} are allowed"
+    if "held" in entry and entry["held"] not in LEVELS[:-1]:
+        return f"{where}/held: the level it still holds: {', '.join(LEVELS[:-1])}"
+    if versioned:
+        try:
+            _comparisons(entry.get("releases"))
+        except ValueError as exc:
+            return f"{where}/releases: {exc}"
+    return None
+
+
+_COMPARE = re.compile(r"(<=|>=|<|>|=)?(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)")
+
+
+def _comparisons(releases: object) -> list[tuple[str, tuple[Any, ...]]]:
+    if not isinstance(releases, str) or not releases.split():
+        raise ValueError("the releases it applies to, e.g. \"0.15.10\", \"<0.24.4\" or "
+                         "\">=0.16.0 <0.24.4\"")  # fmt: skip
+    out = []
+    for word in releases.split():
+        found = _COMPARE.fullmatch(word)
+        if found is None:
+            raise ValueError(f"{word!r} is no comparison; write <, <=, >, >= or = and a "
+                             "release, e.g. >=0.16.0")  # fmt: skip
+        out.append((found[1] or "=", release_key(found[2])))
+    return out
+
+
+def _applies(releases: str, release: str | None) -> bool:
+    if release is None:
+        return False
+    key = release_key(release)
+    tests = {"<": key.__lt__, "<=": key.__le__, ">": key.__gt__, ">=": key.__ge__,
+             "=": key.__eq__}  # fmt: skip
+    return all(tests[op](bound) for op, bound in _comparisons(releases))
+
+
+def release_key(release: str) -> tuple[Any, ...]:
+    """A release's place in release order, as npm sorts: 1.2.3-rc.1 before 1.2.3, and a
+    prerelease's numeric parts by number. A local build's version may carry a build tag
+    (`+abc`), which does not count."""
+    core, _, pre = release.split("+", 1)[0].partition("-")
+    numbers = tuple(int(part) if part.isdigit() else 0 for part in core.split("."))
+    if not pre:
+        return (*numbers, 1, ())
+    parts = tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in pre.split("."))
+    return (*numbers, 0, parts)

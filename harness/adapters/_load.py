@@ -26,8 +26,8 @@ MEMBERS = {
 NAMED = tuple(MEMBERS)
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
 FORMS = (
-    f"{', '.join(NAMED)} (an agent CLI's other release: NAME@VERSION), jsonl:COMMAND or "
-    "module:factory"
+    f"{', '.join(NAMED)} (an agent CLI's other release: NAME@VERSION; its local build: "
+    "NAME@PATH), jsonl:COMMAND or module:factory"
 )
 
 

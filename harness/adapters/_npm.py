@@ -109,13 +109,37 @@ def release(adapter: str, root: Path, version: str) -> Path:
     return folder
 
 
-def _lock(adapter: str, folder: Path, package: str, version: str) -> None:
+def pin(adapter: str, root: Path, version: str) -> str:
+    """Move adapters/NAME (`root`) to `version` of the package it pins: its package.json,
+    and its lockfile made by npm from the registry with integrity hashes (nothing
+    installed, no install script run). Returns the release it was pinned at before."""
+    if not _VERSION.fullmatch(version):
+        raise AdapterError(f"{adapter} {version}: not a release; write MAJOR.MINOR.PATCH")
+    manifest_path = root / "package.json"
+    manifest = json.loads(manifest_path.read_text("utf-8"))
+    ((package, before),) = manifest["dependencies"].items()
+    lockfile = root / "package-lock.json"
+    kept = {p: p.read_bytes() for p in (manifest_path, lockfile) if p.is_file()}
+    manifest["dependencies"] = {package: version}
+    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", "utf-8")
+    lockfile.unlink(missing_ok=True)  # made afresh: none of the old release's tree is kept
+    try:
+        _lock(adapter, root, package, version, manifest=False)
+    except AdapterError:
+        for path, data in kept.items():  # the pin as it was: nothing half-moved
+            path.write_bytes(data)
+        raise
+    return str(before)
+
+
+def _lock(adapter: str, folder: Path, package: str, version: str, manifest: bool = True) -> None:
     npm = shutil.which("npm")
     if npm is None:
         raise AdapterError(f"adapter {adapter}@{version} needs npm on PATH, to install it")
-    pinned = {"name": f"keyless-harness-adapter-{adapter}-{version}", "version": "0.0.0",
-              "private": True, "dependencies": {package: version}}  # fmt: skip
-    (folder / "package.json").write_text(json.dumps(pinned, indent=2) + "\n", "utf-8")
+    if manifest:
+        pinned = {"name": f"keyless-harness-adapter-{adapter}-{version}", "version": "0.0.0",
+                  "private": True, "dependencies": {package: version}}  # fmt: skip
+        (folder / "package.json").write_text(json.dumps(pinned, indent=2) + "\n", "utf-8")
     print(f"harness: locking adapters/{adapter} at {package}@{version} (from the registry)",
           file=sys.stderr, flush=True)  # fmt: skip
     done = subprocess.run(
@@ -134,3 +158,27 @@ def _lock(adapter: str, folder: Path, package: str, version: str) -> None:
             f"adapter {adapter}@{version}: npm could not lock {package}@{version} "
             f"({tail or 'no integrity hash'}); is it a release the registry serves?"
         )
+
+
+def registry_releases(adapter: str, root: Path) -> list[str]:
+    """Every release of the package adapters/NAME pins that the registry serves, oldest
+    first, prereleases left out (name one to run it). npm's cache and config stay in the
+    adapter's folder."""
+    from harness.adapters._expectations import release_key
+
+    npm = shutil.which("npm")
+    if npm is None:
+        raise AdapterError(f"adapter {adapter} needs npm on PATH, to list its releases")
+    (package,) = json.loads((root / "package.json").read_text("utf-8"))["dependencies"]
+    done = subprocess.run([npm, "view", package, "versions", "--json"], cwd=root,
+                          capture_output=True, text=True,
+                          env={**os.environ, **npm_settings(root)})  # fmt: skip
+    try:
+        listed = json.loads(done.stdout) if done.returncode == 0 else None
+    except ValueError:
+        listed = None
+    if not isinstance(listed, list):
+        tail = " | ".join((done.stderr or done.stdout).strip().splitlines()[-2:])
+        raise AdapterError(f"adapter {adapter}: npm could not list {package}'s releases ({tail})")
+    plain = [str(v) for v in listed if re.fullmatch(r"\d+\.\d+\.\d+", str(v))]
+    return sorted(plain, key=release_key)

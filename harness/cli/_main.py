@@ -62,6 +62,17 @@ COMMANDS = (
         "run the corpus on several runtimes and print one table: the level each holds",
     ),
     Command(
+        "history",
+        "harness.cli.history",
+        "run the corpus on several releases of one agent CLI: the level each holds, and "
+        "where it changed",
+    ),
+    Command(
+        "pin",
+        "harness.cli.pin",
+        "move an agent CLI's pin to another release: its package.json and lockfile",
+    ),
+    Command(
         "mutants",
         "harness.cli.mutants",
         "every scenario under every test-only guard: the guard matrix",

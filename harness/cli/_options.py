@@ -167,7 +167,7 @@ def plan(args: argparse.Namespace, scenarios: list[Scenario]) -> Plan | int:
         ExpectationsError,
         open_adapter,
     )
-    from harness.contract import DEFAULT_BACKSTOP, RunOptions, Wire, is_reference
+    from harness.contract import DEFAULT_BACKSTOP, RunOptions, Wire, is_reference, release_of
 
     backstop = args.backstop if args.backstop is not None else DEFAULT_BACKSTOP
     if backstop <= 0:
@@ -204,7 +204,7 @@ def plan(args: argparse.Namespace, scenarios: list[Scenario]) -> Plan | int:
     try:
         path = args.expectations or adapter.expectations
         if path is not None and (args.expectations is not None or path.is_file()):
-            expectations = Expectations.load(path, by_id)
+            expectations = Expectations.load(path, by_id, release_of(adapter))
         else:  # an explicit file must exist; the adapter's own is optional
             expectations = Expectations.none()
     except ExpectationsError as exc:

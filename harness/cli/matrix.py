@@ -150,14 +150,22 @@ def _columns(
 
 def _run(args: argparse.Namespace, spec: str, scenarios: list[Any]) -> Column | int:
     """One column: the corpus on `spec`, judged as `harness run --adapter SPEC` judges it."""
-    from harness.cli._options import API_NAMES, DEFAULT_GUARD, plan
-    from harness.contract import runtime_of
+    from harness.cli._options import API_NAMES, DEFAULT_GUARD
 
     options = argparse.Namespace(
         **vars(args), ids=[], expectations=None, snapshots=None, shard=None, backstop=None,
         guard=DEFAULT_GUARD, api=API_NAMES[0], level="upstream",
     )  # fmt: skip
     options.adapter = spec
+    return run_column(options, scenarios)
+
+
+def run_column(options: argparse.Namespace, scenarios: list[Any]) -> Column | int:
+    """The run `options` describe (harness.cli._options.plan), as a column: the adapter's
+    name, what ran (without what is the machine's) and each result; or an exit code."""
+    from harness.cli._options import plan
+    from harness.contract import runtime_of
+
     planned = plan(options, scenarios)
     if isinstance(planned, int):
         return planned

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from harness.cli._exits import EXIT_FAILED, EXIT_HANG, EXIT_OK, invalid, usage
 from harness.cli._options import GUARD_NAMES, LEVEL_NAMES
 from harness.cli._selection import load_corpus
-from harness.contract import runtime_of
+from harness.contract import release_of, runtime_of
 
 if TYPE_CHECKING:
     from harness.scenario import Scenario
@@ -91,7 +91,8 @@ def _foreign(args: argparse.Namespace, scenario: Scenario, known_ids: set[str]) 
         return usage(str(exc))
     try:
         path = adapter.expectations
-        known = (Expectations.load(path, known_ids) if path is not None and path.is_file()
+        release = release_of(adapter)
+        known = (Expectations.load(path, known_ids, release) if path is not None and path.is_file()
                  else Expectations.none())  # fmt: skip
         result = run_scenario(scenario, adapter=adapter, level=args.level)
     except ExpectationsError as exc:

@@ -290,6 +290,8 @@ class Replayed:
         self.name = name
         self.features = adapter_class(name).features
         self.expectations = REPO / "adapters" / name / "expectations.yaml"
+        # The pinned release, which the recordings are of: it picks the entries that apply.
+        (self.release,) = pins(name).values()
         self._observation = observation
 
     def run(self, scenario: Scenario, options: Any) -> Observation:
@@ -315,7 +317,7 @@ def judged(name: str, scenario: Scenario, observation: Observation, level: str) 
     from harness.run import run_loop
 
     adapter = Replayed(name, observation)
-    expectations = Expectations.load(adapter.expectations, corpus())
+    expectations = Expectations.load(adapter.expectations, corpus(), adapter.release)
     ran = run_loop([scenario], adapter, golden=snapshots_dir(), require_golden=True,
                    expectations=expectations, level=level)  # fmt: skip
     return next(iter(ran))

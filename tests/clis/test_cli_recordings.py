@@ -150,58 +150,48 @@ def _said(observed: Observation, agent: str, kind: str) -> list[dict[str, Any]]:
     return [e for e in observed.sessions.get(agent, []) if e["type"] == kind]
 
 
-def test_qwen_headless_a_childs_ask_comes_back_unasked(tmp_path: Path) -> None:
-    observed = _replayed("qwen-code", "child-no-answerer", tmp_path)
-    assert (observed.outcome, observed.answerer_calls, observed.tool_errors) == ("completed", 0, [])
+# Qwen Code at its pin (0.24.4): a subagent is offered no ask tool (QwenLM/qwen-code PR
+# #8219). What 0.15.10 did, the hang among it, tests/clis/test_qwen_code.py runs live.
+UNKNOWN_ASK = 'Tool "ask_user_question" not found'
+
+
+@pytest.mark.parametrize("sid", ["child-no-answerer", "delegated-question-handoff"])
+def test_qwen_refuses_a_childs_ask_as_an_unknown_tool(sid: str, tmp_path: Path) -> None:
+    observed = _replayed("qwen-code", sid, tmp_path)
+    assert (observed.outcome, observed.answerer_calls) == ("completed", 0)
+    (error,) = observed.tool_errors
+    assert (error["agent"], error["tool"], error["code"]) == ("child", "ask_user_question", "")
+    assert error["text"].startswith(UNKNOWN_ASK)
     (handoff,) = observed.handoffs
     assert handoff["tool_result"] == UNRESOLVED
     assert observed.final["parent"] == "PARENT_COMPLETED"
-    result = judge(corpus()["child-no-answerer"], observed, RULE)
-    assert (result.status, result.held) == ("fail", "none")
-    assert result.mismatches == [
-        "tool_errors: expected [child.ask_user_question=DELEGATED_CALLER], observed []"
-    ]
-    # The child's ask is the child's (Qwen Code tags its events with the agent call), and
-    # its plain result is no error.
+    result = judge(corpus()[sid], observed, RULE)
+    assert (result.status, result.held) == ("pass", RULE)
+    # The child's ask is the child's (Qwen Code tags its events with the agent call).
     (ask,) = [c for e in _said(observed, "child", "message/assistant") for c in e["tool_calls"]]
     assert ask["name"] == "ask_user_question"
-    (answer,) = _said(observed, "child", "tool/result")
-    assert (answer["is_error"], answer["content"]) == (False, (
-        "Cannot ask user questions in non-interactive mode without ACP support. Please run in "
-        "interactive mode or enable ACP mode to use this tool."
-    ))  # fmt: skip
 
 
-def test_qwen_declines_its_plan_tool_in_its_own_words(tmp_path: Path) -> None:
+def test_qwen_refuses_a_childs_plan_review_as_the_caller_it_is(tmp_path: Path) -> None:
     observed = _replayed("qwen-code", "plan-mode-child-refused", tmp_path)
     (error,) = observed.tool_errors
     assert (error["agent"], error["tool"], error["code"]) == ("child", "exit_plan_mode", "")
-    assert error["text"] == (
-        'Qwen Code requires permission to use "exit_plan_mode", but that permission was '
-        "declined (non-interactive mode cannot prompt for confirmation)."
-    )
+    assert error["text"].startswith("exit_plan_mode is not available inside subagents")
     assert judge(corpus()["plan-mode-child-refused"], observed, RULE).status == "pass"
 
 
-def test_qwen_hosted_a_childs_ask_is_the_last_thing_said(tmp_path: Path) -> None:
-    observed = _replayed("qwen-code", "delegated-question-handoff", tmp_path)
-    assert (observed.outcome, observed.answerer_calls, observed.asked) == ("hang", 0, [])
-    said = [(e["agent"], e["type"]) for a in observed.sessions.values() for e in a]
-    assert sorted(said) == [("child", "message/assistant"), ("parent", "message/assistant")]
-    assert (
-        '"question": "Should deployment use the CUDA fallback?"'
-        in observed.sessions["child"][0]["tool_calls"][0]["arguments"]
-    )
-
-
-def test_qwen_hosted_a_roots_ask_reaches_the_host_and_its_answer_is_lost(tmp_path: Path) -> None:
+def test_qwen_hosted_a_roots_ask_reaches_the_host_and_its_answer_the_root(
+    tmp_path: Path,
+) -> None:
     observed = _replayed("qwen-code", "live-root-answered", tmp_path)
     assert (observed.outcome, observed.answerer_calls) == ("completed", 1)
     (asked,) = observed.asked
     assert asked["caller"] == "lead"
     assert [q["id"] for q in asked["questions"]] == ["cuda-fallback"]
-    assert observed.final["lead"] == "ANSWERED: User has provided the following answers:\n\n"
-    assert judge(corpus()["live-root-answered"], observed, RULE).status == "fail"
+    assert observed.final["lead"] == (
+        "ANSWERED: User has provided the following answers:\n\n**Question**: No"
+    )
+    assert judge(corpus()["live-root-answered"], observed, RULE).status == "pass"
 
 
 CLAUDE_NAMED = (

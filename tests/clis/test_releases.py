@@ -91,3 +91,27 @@ def test_repro_on_a_release_shows_its_hang(capsys: pytest.CaptureFixture[str]) -
     )
     assert "outcome: hang" in out and "wait-for graph:" in out
     assert out[-1].startswith("known fail: With a host as its human (SDK mode")
+
+
+@needs_npm
+@pytest.mark.cli
+@pytest.mark.timeout(900)  # two releases, each installed on first use
+def test_history_shards_join_into_the_table_one_run_prints(tmp_path: Path) -> None:
+    # Qwen Code before and after QwenLM/qwen-code PR #8219: the history marks the release
+    # where the child's ask stopped hanging, and its two shards join into the same table.
+    common = ["history", "qwen-code", "0.15.10", "0.24.4", "--scenario",
+              "delegated-question-handoff", "--format", "json"]  # fmt: skip
+    whole, one, two, joined = (tmp_path / f"{n}.json" for n in ("whole", "1", "2", "joined"))
+    assert main([*common, "--jobs", "2", "--output", str(whole)]) == 0
+    assert main([*common, "--shard", "1/2", "--output", str(one)]) == 0
+    assert main([*common, "--shard", "2/2", "--output", str(two)]) == 0
+    shards = [json.loads(p.read_text("utf-8")) for p in (one, two)]
+    assert [[c["release"] for c in s["releases"]] for s in shards] == [["0.15.10"], ["0.24.4"]]
+    assert main(["history", "--merge", str(one), str(two), "--format", "json",
+                 "--output", str(joined)]) == 0  # fmt: skip
+    table = json.loads(whole.read_text("utf-8"))
+    assert json.loads(joined.read_text("utf-8")) == table
+    assert [c["cells"]["delegated-question-handoff"] for c in table["releases"]] == [
+        "none (hang)", "rule"]  # fmt: skip
+    assert table["changes"] == {"delegated-question-handoff": [
+        {"release": "0.24.4", "from": "none (hang)", "to": "rule"}]}  # fmt: skip

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from harness.adapters._node import engines_node, first_on_path, node_at_least
 from harness.adapters._node import version as node_version
 from harness.adapters._npm import install, npm_settings, release
+from harness.adapters.clis.build import Build, is_build, local_build, located
 from harness.adapters.clis.run import CliRun, Due, Reader
 from harness.contract import AdapterError, Observation, RunOptions
 from harness.fake.dialect import ASK_TOOL, PLAN_TOOL
@@ -46,6 +47,7 @@ class CliAdapter:
     features: frozenset[str] = frozenset()
     children_in_stream = True
     reference = False
+    release = ""  # the version it runs: the pin's, another release's, or a build's own
     # How npm installs it from its lockfile: `npm ci`, unless that cannot be used.
     npm: tuple[str, ...] = ("ci", "--no-audit", "--no-fund")
     # What it cannot express, each with why: a root the human must answer (None: it has a
@@ -62,6 +64,7 @@ class CliAdapter:
         *,
         expectations: Path | None = None,
         npm: tuple[str, ...] | None = None,
+        build: str | None = None,
     ) -> None:
         from harness.adapters.clis.offline import unavailable
         from harness.fake.dialect import Dialect
@@ -77,10 +80,17 @@ class CliAdapter:
         if offline and why_not:
             raise AdapterError(f"adapter {self.name}: cannot run offline: {why_not}")
         self.offline = why_not is None if offline is None else offline
-        self.node = self._node()
-        self.cli = self._install()
-        version = json.loads((root / "package.json").read_text())["dependencies"]
-        shown = ", ".join(f"{k} {v}" for k, v in sorted(version.items()))
+        self.build: Build | None = None
+        if build is not None:  # a local build: nothing installed, the build run as it is
+            self.build = local_build(type(self).name, build, self.program)
+            self.node, self.cli, self.release = self.build.node, self.build.cli, self.build.release
+            shown = f"local build {self.build.path}, {self.release}"
+        else:
+            self.node = self._node()
+            self.cli = self._install()
+            pins = json.loads((root / "package.json").read_text())["dependencies"]
+            shown = ", ".join(f"{k} {v}" for k, v in sorted(pins.items()))
+            self.release = _installed(root, pins)
         if self.node is not None:
             shown += ", on Node {}.{}".format(*node_version(self.node))
         where = (
@@ -128,7 +138,8 @@ class CliAdapter:
         return found
 
     def close(self) -> None:
-        pass
+        if self.build is not None:
+            self.build.close()
 
     @classmethod
     def reader(cls, delegation: str) -> Reader:
@@ -199,7 +210,7 @@ class CliAdapter:
                    "human end is its own, which the adapter cannot make throw")  # fmt: skip
         if why is not None:
             return Observation.empty(scenario.id, "skipped", why)
-        folder = Path(tempfile.mkdtemp(prefix=f"{self.name}-{scenario.id}-"))
+        folder = Path(tempfile.mkdtemp(prefix=f"{type(self).name}-{scenario.id}-"))
         try:
             llm, server = self._serve(scenario, options, folder)
             try:
@@ -253,12 +264,18 @@ def asking_roots(scenario: Scenario) -> list[str]:
 
 
 def member(cls: type[C], root: Path, version: str | None) -> C:
-    """The CLI of `cls` as adapters/NAME (`root`) pins it, or another release of it
+    """The CLI of `cls` as adapters/NAME (`root`) pins it, a local build of it
+    (`--adapter NAME@PATH`, harness.adapters.clis.build), or another release of it
     (`--adapter NAME@VERSION`): installed from a lockfile of its own made once and kept
     (harness.adapters._npm.release), judged by the same known-failures file, and named with
     its version in every report."""
     if version is None:
         return cls(root, offline_choice())
+    if is_build(version):
+        located(cls.name, version)  # a bad path is said before anything starts
+        made = cls(root, offline_choice(), build=version)
+        made.name = f"{cls.name}@{version}"  # as given: the runtime line says what it is
+        return made
     # `npm install --no-save`, not `npm ci`: a lockfile npm makes today holds only the
     # optional packages of platforms like this one, which `npm ci` refuses as out of sync;
     # installed, it must come out unchanged (harness.adapters._npm.install checks).
@@ -267,6 +284,17 @@ def member(cls: type[C], root: Path, version: str | None) -> C:
                npm=("install", "--no-audit", "--no-fund", "--no-save"))  # fmt: skip
     made.name = f"{cls.name}@{version}"
     return made
+
+
+def _installed(root: Path, pins: Mapping[str, str]) -> str:
+    """The version of the one package `root` pins, as installed (else as pinned)."""
+    if len(pins) != 1:
+        return ""
+    ((package, pinned),) = pins.items()
+    manifest = root / "node_modules" / package / "package.json"
+    if manifest.is_file():
+        return str(json.loads(manifest.read_text("utf-8")).get("version", pinned))
+    return str(pinned)
 
 
 def offline_choice() -> bool | None:

@@ -77,7 +77,12 @@ class QwenCode(CliAdapter):
     # which must come out unchanged (harness.adapters._npm), installs the same tree.
     npm = ("install", "--no-audit", "--no-fund", "--no-save")
 
-    no_nesting = "Qwen Code gives its subagents no agent tool"
+    # 0.24 gives subagents an agent tool of their own (--max-subagent-depth), but its
+    # stream-json does not carry a grandchild's calls, so the adapter cannot read them back.
+    no_nesting = (
+        "before 0.24 Qwen Code gives its subagents no agent tool; from 0.24 it does, and "
+        "its stream-json does not carry a grandchild's calls for the adapter to read"
+    )
     not_here = NOT_HERE
 
     def answered_root(self, scenario: Scenario, root: str) -> str | None:
@@ -98,7 +103,11 @@ class QwenCode(CliAdapter):
             argv = [str(self.cli), "-p", prompt, "--output-format", "stream-json"]
         if run.scenario.agents[root].plan_mode:
             argv += ["--approval-mode", "plan"]
-        return argv
+        else:
+            argv += ["--approval-mode", "default"]
+        # A delegation runs without a prompt: headless, 0.24 declines an `agent` call it cannot
+        # confirm. The human tools stay unallowed, as a user would leave them.
+        return [*argv, "--allowed-tools", "agent"]
 
     def opening(self, run: CliRun, prompt: str) -> list[dict[str, Any]]:
         if not hosted(run.scenario):
@@ -122,7 +131,9 @@ class QwenCode(CliAdapter):
         """A child's ask or plan review, pending: in SDK mode its confirmation is never
         forwarded to the host (only a root's reaches it as can_use_tool), and with
         stream-json input the ask's default permission is `ask`, so it waits on a human
-        channel that cannot see it, until stdin closes (cli.js of 0.15.10)."""
+        channel that cannot see it, until stdin closes (cli.js of 0.15.10). A child that was
+        not offered the tool (0.24 gives a subagent none, QwenLM/qwen-code PR #8219) waits on
+        nobody: Qwen Code refuses the call as an unknown tool."""
         if not hosted(run.scenario):
             return {}
         waiting: dict[str, tuple[str, str]] = {}
@@ -130,6 +141,8 @@ class QwenCode(CliAdapter):
             agent = run.scenario.agents.get(call.agent)
             tool = self.dialect.scenario_tool(call.tool)
             if agent is None or agent.spawned_by is None or call_id in run.stream.resulted:
+                continue
+            if call.tool not in run.offered(call.agent):
                 continue
             if tool == PLAN_TOOL:
                 waiting[call_id] = ("plan-review", UNSEEN)

@@ -254,6 +254,19 @@ class CliRun:
         self.watchdog.stderr(stderr.count, stderr.lines[-1] if stderr.lines else "")
         self.watchdog.requests(self.server.received)
 
+    def offered(self, agent: str) -> frozenset[str]:
+        """The tools `agent` was offered in its latest request to the fake, by the runtime's
+        names (a Chat Completions `function`, or a Messages tool): a call to any other is
+        refused by the runtime itself, and waits on nobody."""
+        for captured in reversed(self.llm.requests):
+            if captured.agent != agent:
+                continue
+            body = captured.body
+            tools = body.get("tools") if isinstance(body, dict) else None
+            named = (t.get("function", t) for t in tools or () if isinstance(t, dict))
+            return frozenset(str(t.get("name")) for t in named if isinstance(t, dict))
+        return frozenset()
+
     def send(self, process: subprocess.Popen[str], message: dict[str, Any]) -> None:
         assert process.stdin is not None
         with contextlib.suppress(OSError):

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from harness.adapters.clis.handback import unframed
 from harness.adapters.clis.observe import Call, walk
 
 DELEGATION = "Agent"
@@ -83,7 +84,9 @@ class Stream:
             self._results(event["message"].get("content"))
         elif kind == "system" and event.get("subtype") == "task_started":
             # The dialect spells a child's scenario name as its Agent call's description.
-            self.tasks[str(event["task_id"])] = str(event.get("description"))
+            # Qwen Code 0.24 moved the fields under `data`; Claude Code's are at the top.
+            task = event["data"] if isinstance(event.get("data"), dict) else event
+            self.tasks[str(task["task_id"])] = str(task.get("description"))
         elif kind == "result":
             self.result = event
             if isinstance(event.get("result"), str) and event.get("subtype") == "success":
@@ -134,7 +137,9 @@ class Stream:
 
     def normalised(self, text: str) -> str:
         """A text the model was shown, without what varies per run: subagent ids become
-        the child's name, token counts and durations 0."""
+        the child's name, token counts and durations 0; and a report's hand-back frame
+        read off (harness.adapters.clis.handback)."""
+        text = unframed(text)
         for task, child in self.tasks.items():
             text = text.replace(task, child)
         return _VARYING.sub(lambda m: f"{m[1]}: 0", text)
