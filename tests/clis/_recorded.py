@@ -151,6 +151,7 @@ def kept_files(reader: Reader, folder: Path) -> dict[str, Any]:
     reader reads (its class's `tables`, else all)."""
     kept = type(reader).kept
     tables: tuple[str, ...] | None = getattr(type(reader), "tables", None)
+    entries: tuple[str, ...] | None = getattr(type(reader), "entries", None)
     out: dict[str, Any] = {}
     for pattern in kept:
         for path in sorted(folder.glob(pattern)):
@@ -162,8 +163,24 @@ def kept_files(reader: Reader, folder: Path) -> dict[str, Any]:
             if head == SQLITE_HEADER:
                 out[name] = {"sqlite": dump_store(path, tables)}
             else:
-                out[name] = path.read_bytes().decode("utf-8", "replace")
+                out[name] = read_entries(path.read_bytes().decode("utf-8", "replace"), entries)
     return out
+
+
+def read_entries(text: str, entries: tuple[str, ...] | None) -> str:
+    """A JSON-lines file's lines of the entry types the reader reads (its class's `entries`,
+    else every line): the rest it never looks at, so a recording need not carry them."""
+    if entries is None:
+        return text
+    kept = []
+    for line in text.splitlines(keepends=True):
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and entry.get("type") in entries:
+            kept.append(line)
+    return "".join(kept)
 
 
 def dump_store(path: Path, tables: tuple[str, ...] | None) -> str:

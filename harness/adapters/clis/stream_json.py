@@ -38,8 +38,11 @@ class Stream:
     """What one scenario's CLI processes wrote, read as it arrives (`read`), one phase's
     root at a time."""
 
-    # The files `finish` reads, as globs under the scenario's folder.
+    # The files `finish` reads, as globs under the scenario's folder, and the types of the
+    # JSON-lines entries it reads in them (2.1.332 also writes attachments and request
+    # shapes there, ten times their size, which it does not read).
     kept: ClassVar[tuple[str, ...]] = (SUBAGENTS,)
+    entries: ClassVar[tuple[str, ...]] = ("assistant", "user")
     root: str = ""
     delegation: str = DELEGATION  # the runtime's name for the scenario's `subagent`
     # Whether a child's events are all in the stream (Qwen Code) or are read from the
@@ -157,9 +160,9 @@ class Stream:
                 message = entry.get("message")
                 if not isinstance(message, dict):
                     continue
-                if entry.get("type") == "assistant":
+                if entry.get("type") == self.entries[0]:
                     self._assistant(child, message.get("content") or [])
-                elif entry.get("type") == "user":
+                elif entry.get("type") == self.entries[1]:
                     self._results(message.get("content"))
         for agent, text in self.final.items():
             self.final[agent] = self.normalised(text)
