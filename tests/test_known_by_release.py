@@ -155,6 +155,7 @@ def test_history_merge_on_the_command_line(
     [(["history", "nope"], "name an agent CLI"),
      (["history", "qwen-code", "0.15.10", "--last", "2"], "one of them"),
      (["history", "qwen-code", "--merge", "x.json"], "--merge joins tables"),
+     (["history", "qwen-code", "--since", "latest"], "--since latest: not a release"),
      (["pin", "nope", "1.0.0"], "not an agent CLI's adapter"),
      (["run", "--adapter", "qwen-code@./no/such/cli.js"], "no file at")],
 )  # fmt: skip

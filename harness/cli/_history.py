@@ -91,7 +91,7 @@ def check_part(name: str, doc: Any) -> dict[str, Any]:
 
 
 def markdown(doc: dict[str, Any]) -> str:
-    from harness.cli.matrix import _md
+    from harness.cli.matrix import _md, heads
 
     releases = doc["releases"]
     lines = [
@@ -99,12 +99,7 @@ def markdown(doc: dict[str, Any]) -> str:
         "`rule`), `none` with the outcome when it misses even the rule, `error` when the "
         "run broke, or `skip` when the adapter cannot express the scenario there.",
         "",
-        "| release | what ran |",
-        "|---|---|",
-        *(f"| {c['release']} | {_md(c['runtime'])} |" for c in releases),
-        "",
-        "| scenario | " + " | ".join(c["release"] for c in releases) + " |",
-        "|---|" + "---|" * len(releases),
+        *heads("release", [(c["release"], c["runtime"]) for c in releases]),
     ]
     skipped = []
     for sid in doc["scenarios"]:

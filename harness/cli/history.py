@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -132,6 +133,10 @@ def _releases(args: argparse.Namespace, root: Path) -> list[str] | int:
         return usage("name releases, or --last N, or --since V: one of them")
     if args.last is not None and args.last < 1:
         return usage("--last takes a positive number of releases")
+    if args.since is not None and not re.fullmatch(
+        r"\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?", args.since
+    ):
+        return usage(f"--since {args.since}: not a release; write MAJOR.MINOR.PATCH")
     releases = list(args.versions)
     if not releases:
         try:
@@ -139,10 +144,7 @@ def _releases(args: argparse.Namespace, root: Path) -> list[str] | int:
         except AdapterError as exc:
             return usage(str(exc))
         if args.since is not None:
-            try:
-                releases = [r for r in served if release_key(r) >= release_key(args.since)]
-            except ValueError:
-                return usage(f"--since {args.since}: not a release; write MAJOR.MINOR.PATCH")
+            releases = [r for r in served if release_key(r) >= release_key(args.since)]
         else:
             releases = served[-(args.last or LAST) :]
     releases = sorted(dict.fromkeys(releases), key=release_key)

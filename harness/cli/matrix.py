@@ -196,12 +196,7 @@ def markdown(table: dict[str, Any]) -> str:
         "`rule`), how it fails (`known` when its known-failures file says so), or why it "
         "was skipped.",
         "",
-        "| runtime | what ran |",
-        "|---|---|",
-        *(f"| {c['adapter']} | {_md(c['runtime'])} |" for c in columns),
-        "",
-        "| scenario | " + " | ".join(c["adapter"] for c in columns) + " |",
-        "|---|" + "---|" * len(columns),
+        *heads("runtime", [(c["adapter"], c["runtime"]) for c in columns]),
     ]
     for sid in table["scenarios"]:
         cells = [_md(c["cells"].get(sid, "")) for c in columns]
@@ -210,6 +205,20 @@ def markdown(table: dict[str, Any]) -> str:
         lines += ["", "Not in the table:", ""]
         lines += [f"- {name}: {why}." for name, why in table["not_run"].items()]
     return "\n".join(lines) + "\n"
+
+
+def heads(kind: str, columns: list[tuple[str, str]]) -> list[str]:
+    """What each column ran, as a table, then the head of the table of cells: the lines a
+    matrix and a history share (`kind` names a column: runtime, release)."""
+    names = [name for name, _ in columns]
+    return [
+        f"| {kind} | what ran |",
+        "|---|---|",
+        *(f"| {name} | {_md(ran)} |" for name, ran in columns),
+        "",
+        "| scenario | " + " | ".join(names) + " |",
+        "|---|" + "---|" * len(names),
+    ]
 
 
 def _md(text: str) -> str:
