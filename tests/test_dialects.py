@@ -335,6 +335,28 @@ def test_a_delegation_in_two_calls_is_driven_to_its_handoff() -> None:
     assert llm.errors == [] and llm.unconsumed() == []
 
 
+@pytest.mark.parametrize("namespaced", [True, False])
+def test_a_namespaced_call_is_spelled_as_the_request_declares_its_tool(namespaced: bool) -> None:
+    # Codex 0.133 on keeps spawn_agent in its multi_agent_v1 namespace; 0.132 declares it
+    # at the top level, and a namespaced call to it is `unsupported call:
+    # multi_agent_v1spawn_agent`. The call goes as the request declares the tool.
+    scripts = {"parent": [Turn(calls=(Call("subagent", {"name": "c", "prompt": "P."}),))],
+               "c": []}  # fmt: skip
+    llm = ScriptedLLM(scripts, dialect=Dialect.load("codex"), roots=["parent"])
+    schema = {"type": "object"}
+    spawn_tool = {"type": "function", "name": "spawn_agent", "parameters": schema}
+    tools: list[dict[str, Any]] = (
+        [{"type": "namespace", "name": "multi_agent_v1", "description": "a", "tools": [spawn_tool]}]
+        if namespaced
+        else [spawn_tool]
+    )
+    body = {"model": "m", "input": [{"role": "user", "content": "Go."}], "tools": tools}
+    with httpx.Client(transport=httpx.MockTransport(llm.router().handler)) as client:
+        (spawn,) = client.post(f"{BASE_URL}/responses", json=body).json()["output"]
+    assert spawn["name"] == "spawn_agent"
+    assert spawn.get("namespace") == ("multi_agent_v1" if namespaced else None)
+
+
 def test_a_spawn_that_returned_no_agent_id_is_refused_by_name() -> None:
     # Codex answers `unsupported call: spawn_agent` when the call lacks its namespace: the
     # fake says so rather than sending a wait on nothing, and moves no script.

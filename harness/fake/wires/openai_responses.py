@@ -37,6 +37,7 @@ _encode = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
 _ROLES = ("user", "assistant", "system", "developer")
 _ITEMS = ("message", "function_call", "function_call_output", "reasoning")
 _STATEFUL = ("previous_response_id", "conversation")
+NAMESPACE = "namespace"  # on a translated tool: the namespace it was declared in
 
 
 # -- the request ----------------------------------------------------------------------
@@ -59,19 +60,20 @@ def conversation(body: Any, *, strict: bool, agent: str | None) -> dict[str, Any
         items = [{"role": "user", "content": items}]
     out["messages"] = messages + _translated(items)
     if body.get("tools") is not None:
-        out["tools"] = [_function(t) for t in _functions(body["tools"])]
+        out["tools"] = [_function(t, ns) for ns, t in _functions(body["tools"])]
     return out
 
 
-def _functions(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The function tools declared, a namespace's own in its place."""
-    out = []
+def _functions(tools: list[dict[str, Any]]) -> list[tuple[str | None, dict[str, Any]]]:
+    """The function tools declared, a namespace's own in its place, each with the name of
+    the namespace it is in (None: at the top level)."""
+    out: list[tuple[str | None, dict[str, Any]]] = []
     for tool in tools:
         if tool["type"] == "function":
-            out.append(tool)
+            out.append((None, tool))
         elif tool["type"] == "namespace" and isinstance(tool.get("tools"), list):
             inner = [t for t in tool["tools"] if isinstance(t, dict)]
-            out += [t for t in inner if isinstance(t.get("name"), str)
+            out += [(str(tool.get("name")), t) for t in inner if isinstance(t.get("name"), str)
                     and t.get("type", "function") == "function"]  # fmt: skip
     return out
 
@@ -175,16 +177,25 @@ def _translated(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _function(tool: dict[str, Any]) -> dict[str, Any]:
+def _function(tool: dict[str, Any], namespace: str | None) -> dict[str, Any]:
     function = {key: tool[key] for key in ("name", "description", "parameters") if key in tool}
-    return {"type": "function", "function": function}
+    out: dict[str, Any] = {"type": "function", "function": function}
+    if namespace is not None:
+        out[NAMESPACE] = namespace  # beside the function: the checks read the function alone
+    return out
 
 
 # -- the answer -----------------------------------------------------------------------
-def items(message: dict[str, Any], serial: int) -> list[dict[str, Any]]:
+def items(
+    message: dict[str, Any], serial: int, tools: list[dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
     """The rendered turn's output items, completed: its text as one `message` (`msg_N`),
     then each tool call as a `function_call` whose `call_id` is the fake's call id (and its
-    item id `fc_` and the same number)."""
+    item id `fc_` and the same number). A call the dialect puts in a namespace carries it
+    unless the request (its `tools`, as translated) declares that tool at the top level and
+    in no such namespace: the runtime's own release decides (Codex 0.132 declares
+    spawn_agent plainly, 0.133 in multi_agent_v1)."""
+    declared = {(t.get(NAMESPACE), t["function"].get("name")) for t in tools or ()}
     out: list[dict[str, Any]] = []
     if message.get("content"):
         text = {"type": "output_text", "text": message["content"], "annotations": []}
@@ -195,8 +206,13 @@ def items(message: dict[str, Any], serial: int) -> list[dict[str, Any]]:
         item = {"id": "fc_" + call["id"].removeprefix("call_"), "type": "function_call",
                 "status": "completed", "call_id": call["id"], "name": function["name"],
                 "arguments": function["arguments"]}  # fmt: skip
-        if "namespace" in call:
-            item["namespace"] = call["namespace"]
+        namespace = call.get("namespace")
+        plain = (None, function["name"]) in declared and (
+            namespace,
+            function["name"],
+        ) not in declared
+        if namespace is not None and not plain:
+            item["namespace"] = namespace
         out.append(item)
     return out
 
@@ -222,10 +238,11 @@ def reply(
         "total_tokens": counted["total_tokens"],
     }
     tools = [{"type": "function", **t["function"]} for t in request.get("tools") or ()]
+    output = items(message, serial, request.get("tools"))
     head = {"id": f"resp_{serial}", "object": "response", "created_at": created,
             "status": "completed", "error": None, "incomplete_details": None,
             "instructions": request.get("instructions"), "metadata": {},
-            "model": request.get("model", model), "output": items(message, serial),
+            "model": request.get("model", model), "output": output,
             "parallel_tool_calls": True, "tool_choice": "auto", "tools": tools,
             "usage": spent}  # fmt: skip
     if not request.get("stream"):
