@@ -152,7 +152,14 @@ def _problem(entry: object, where: str, versioned: bool) -> str | None:
     return None
 
 
-_COMPARE = re.compile(r"(<=|>=|<|>|=)?(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)")
+# A release as npm names one: MAJOR.MINOR.PATCH, a prerelease tag, a build tag. The one
+# spelling every place that reads a release checks it against.
+RELEASE = r"\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?"
+_COMPARE = re.compile(rf"(<=|>=|<|>|=)?({RELEASE})")
+
+
+def is_release(text: str) -> bool:
+    return re.fullmatch(RELEASE, text) is not None
 
 
 def _comparisons(releases: object) -> list[tuple[str, tuple[Any, ...]]]:

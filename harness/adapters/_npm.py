@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from harness._paths import repository_root
+from harness.adapters._expectations import is_release
 from harness.contract import AdapterError
 
 
@@ -83,8 +84,6 @@ def install(
     marker.write_text(digest + "\n")
 
 
-# A release as npm's registry names one: MAJOR.MINOR.PATCH, with a prerelease or build tag.
-_VERSION = re.compile(r"\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?")
 RELEASES = ".releases"  # under adapters/NAME: each other release's folder, ignored by git
 
 
@@ -93,7 +92,7 @@ def release(adapter: str, root: Path, version: str) -> Path:
     has one dependency): `root/.releases/VERSION`, with a package.json that pins it and a
     lockfile with integrity hashes made once by npm from the registry and kept, so that the
     release installs as strictly as the pin. Nothing of the user's home is read or written."""
-    if not _VERSION.fullmatch(version):
+    if not is_release(version):
         raise AdapterError(
             f"adapter {adapter}@{version}: not a release; write NAME@MAJOR.MINOR.PATCH, "
             f"e.g. {adapter}@1.2.3"
@@ -113,7 +112,7 @@ def pin(adapter: str, root: Path, version: str) -> str:
     """Move adapters/NAME (`root`) to `version` of the package it pins: its package.json,
     and its lockfile made by npm from the registry with integrity hashes (nothing
     installed, no install script run). Returns the release it was pinned at before."""
-    if not _VERSION.fullmatch(version):
+    if not is_release(version):
         raise AdapterError(f"{adapter} {version}: not a release; write MAJOR.MINOR.PATCH")
     manifest_path = root / "package.json"
     manifest = json.loads(manifest_path.read_text("utf-8"))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -94,18 +93,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _read(path: Path) -> Any:
+    from harness.cli._history import HistoryError
+
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise _history_error(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise HistoryError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except ValueError as exc:
-        raise _history_error(f"{path}: not JSON ({exc})") from None
-
-
-def _history_error(text: str) -> Exception:
-    from harness.cli._history import HistoryError
-
-    return HistoryError(text)
+        raise HistoryError(f"{path}: not JSON ({exc})") from None
 
 
 def _cli_root(args: argparse.Namespace) -> Path | int:
@@ -123,7 +118,7 @@ def _cli_root(args: argparse.Namespace) -> Path | int:
 
 
 def _releases(args: argparse.Namespace, root: Path) -> list[str] | int:
-    from harness.adapters._expectations import release_key
+    from harness.adapters._expectations import is_release, release_key
     from harness.adapters._npm import registry_releases
     from harness.cli._selection import parse_shard
     from harness.contract import AdapterError
@@ -133,9 +128,7 @@ def _releases(args: argparse.Namespace, root: Path) -> list[str] | int:
         return usage("name releases, or --last N, or --since V: one of them")
     if args.last is not None and args.last < 1:
         return usage("--last takes a positive number of releases")
-    if args.since is not None and not re.fullmatch(
-        r"\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?", args.since
-    ):
+    if args.since is not None and not is_release(args.since):
         return usage(f"--since {args.since}: not a release; write MAJOR.MINOR.PATCH")
     releases = list(args.versions)
     if not releases:

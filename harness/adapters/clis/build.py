@@ -17,11 +17,12 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.adapters._expectations import RELEASE
 from harness.adapters._node import first_on_path, node_at_least
 from harness.adapters._node import version as node_version
 from harness.contract import AdapterError
 
-_RELEASE = re.compile(r"\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?")
+_RELEASE = re.compile(RELEASE)
 _SCRIPTS = (".js", ".mjs", ".cjs")
 # Long enough for a cold start of any of them on a busy machine; it asks for a version,
 # not for a scenario, so no scenario is judged by this clock.
