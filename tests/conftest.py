@@ -40,7 +40,8 @@ SCENARIOS = {s.id: s for s in load_all()}
 # - `package`: the sdist and wheel built from the checkout and installed in a fresh venv
 #   (tests/test_wheel.py), which CI runs with the `cli` tests: `pytest -m package`.
 SLOW_MODULES = frozenset({
-    "test_adapter_faults", "test_adapters", "test_benchmarks", "test_claude_code", "test_codex",
+    "test_acp_host", "test_adapter_faults", "test_adapters", "test_benchmarks",
+    "test_claude_code", "test_codex",
     "test_deep", "test_determinism",
     "test_dialects_served", "test_fuzz",
     "test_hygiene", "test_matrix", "test_node_dsh", "test_offline", "test_opencode",

@@ -14,7 +14,7 @@ import pytest
 
 from harness.adapters import Expectations, ExpectationsError
 from harness.adapters._expectations import release_key
-from harness.adapters.clis.handback import unframed
+from harness.adapters._handback import unframed
 from harness.cli import main
 from harness.cli._history import HistoryError, cell, column, markdown, merge, table
 

@@ -179,7 +179,12 @@ def test_the_runtime_imports_nothing_of_the_harness() -> None:
 # The adapters' families (harness/adapters/__init__.py): each imports the layers below, the
 # shared top of harness.adapters, and itself, never a sibling family. Of the shared top,
 # only the package's face and the table from `--adapter NAME` to a member reach into them.
-FAMILIES = ("harness.adapters.reference", "harness.adapters.process", "harness.adapters.clis")
+FAMILIES = (
+    "harness.adapters.reference",
+    "harness.adapters.process",
+    "harness.adapters.clis",
+    "harness.adapters.acp",
+)
 INTO_FAMILIES = ("harness.adapters", "harness.adapters._load")
 
 
@@ -213,8 +218,11 @@ def test_every_adapter_module_is_a_familys_or_shared() -> None:
     # No CLI's or runtime's module at the top: the top holds what families share.
     top = sorted(m for m in graph() if m.startswith("harness.adapters.") and not family_of(m))
     assert top == [
-        "harness.adapters._expectations", "harness.adapters._load", "harness.adapters._node",
-        "harness.adapters._npm", "harness.adapters._reported", "harness.adapters._watchdog",
+        "harness.adapters._calls", "harness.adapters._expectations", "harness.adapters._foreign",
+        "harness.adapters._handback",
+        "harness.adapters._load",
+        "harness.adapters._node", "harness.adapters._npm", "harness.adapters._offline",
+        "harness.adapters._quiescence", "harness.adapters._reported", "harness.adapters._watchdog",
     ]  # fmt: skip
 
 

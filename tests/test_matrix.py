@@ -103,7 +103,7 @@ def test_markdown_names_the_command_and_each_runtime(
     assert "| reference | keyless-harness reference runtime (harness.runtime) |" in shown
     assert "| delegated-question-handoff | upstream |" in shown
     # A CLI no adapter can run is named under the table, with why.
-    assert shown[-1].startswith("- Gemini CLI (@google/gemini-cli 0.61.0): it removes its human")
+    assert shown[-1].startswith("- Gemini CLI (@google/gemini-cli 0.61.0): not yet an adapter")
 
 
 def test_a_runtime_named_twice_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
@@ -119,5 +119,9 @@ def test_the_committed_markdown_is_the_committed_json() -> None:
     table = json.loads((ROOT / "adapters" / "matrix.json").read_text("utf-8"))
     assert (ROOT / "adapters" / "MATRIX.md").read_text("utf-8") == markdown(table)
     names = [c["adapter"] for c in table["columns"]]
-    assert names == ["reference", "node-dsh", "claude-code", "qwen-code", "opencode", "codex"]
+    # Each agent headless, then over ACP, side by side: where the two paths differ.
+    assert names == [
+        "reference", "node-dsh", "claude-code", "claude-code-acp", "qwen-code", "qwen-code-acp",
+        "opencode", "opencode-acp", "codex", "codex-acp",
+    ]  # fmt: skip
     assert table["scenarios"] == sorted(SCENARIOS)

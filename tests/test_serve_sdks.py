@@ -1,9 +1,11 @@
-"""The official Node SDKs run a whole delegation tree against `harness serve` on each of its
-three wires (openai's Chat Completions and Responses, @anthropic-ai/sdk's Messages), streamed
-and not, with no routing header and the sentinel key; every wire must end with the same
-final and hand the same children's finals back up, those the scenario expects (the Python
-SDKs' twins are in tests/test_serve.py, tests/test_wire_anthropic.py and
-tests/test_wire_responses.py).
+"""The official Node SDKs run a whole delegation tree against `harness serve` on three of its
+wires (openai's Chat Completions and Responses, @anthropic-ai/sdk's Messages), streamed and
+not, with no routing header and the sentinel key; every wire must end with the same final
+and hand the same children's finals back up, those the scenario expects (the Python SDKs'
+twins are in tests/test_serve.py, tests/test_wire_anthropic.py and
+tests/test_wire_responses.py). The fourth wire, Gemini's generateContent, is run the same
+way, on the same scenarios and dialects, by the Python google-genai SDK in
+tests/test_wire_gemini.py (no Node SDK for it is installed here).
 
 The SDKs are installed from tests/fixtures/node-sdks's lockfile on first use, and again
 whenever the lockfile changes.

@@ -37,10 +37,11 @@ def post(transport: httpx.AsyncBaseTransport, url: str = URL, method: str = "POS
 def test_the_router_routes_to_the_fakes_handler() -> None:
     llm = fake()
     router = llm.router()
-    route, messages, responses = router.routes  # Chat Completions, Messages, Responses
+    # Chat Completions, Messages, Responses, and Gemini's generateContent (by its pattern)
+    route, messages, responses, gemini = router.routes
     handler = route.side_effect.__self__
     assert isinstance(handler, Handler) and handler.llm is llm
-    assert route.side_effect == messages.side_effect == responses.side_effect == handler.respond
+    assert {r.side_effect for r in (route, messages, responses, gemini)} == {handler.respond}
     # Synchronously (an httpx.Client, the openai SDK's) and asynchronously alike.
     with httpx.Client(transport=httpx.MockTransport(router.handler)) as client:
         first = client.post(URL, json=BODY, headers=HEADERS)

@@ -180,5 +180,6 @@ def test_harness_serve_routes_the_responses_wire() -> None:
     )
     assert nowhere.status_code == 404
     assert nowhere.json()["error"]["message"] == (
-        "no route /v1/response; POST one of /v1/chat/completions, /v1/messages, /v1/responses"
+        "no route /v1/response; POST one of /v1/chat/completions, /v1/messages, /v1/responses, "
+        "/v1/models/{model}:generateContent"
     )

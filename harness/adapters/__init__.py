@@ -6,12 +6,17 @@ Every runtime is an adapter, in a family; a family never imports a sibling famil
   the protocol is in scenarios/INTERPRETING.md), upstream's published one among them
   (`node-dsh`);
 - `clis/`: the agent CLIs, installed from their lockfiles and run one process per phase
-  (`claude-code`, `qwen-code`, `opencode`, `codex`).
+  (`claude-code`, `qwen-code`, `opencode`, `codex`);
+- `acp/`: agents driven over the Agent Client Protocol with the harness as the editor
+  (`claude-code-acp`, `qwen-code-acp`, `opencode-acp`, `codex-acp`, and `acp:COMMAND`).
 A Python one implements `Adapter` and is named as `module:factory`. What the families share
 sits here: the one table from `--adapter NAME` to a family member (`_load.py`), the
 known-failures files (`_expectations.py`), a runtime's report checked against the protocol
-(`_reported.py`), the backstop's no-progress watchdog (`_watchdog.py`) and installs from
-npm lockfiles (`_npm.py`).
+(`_reported.py`), the backstop's no-progress watchdog (`_watchdog.py`), installs from npm
+lockfiles (`_npm.py`, `_node.py`), and for runtimes run as processes of their own: the
+scenario's folder and fake (`_foreign.py`), the loopback-only namespace (`_offline.py`),
+the wait-for graph (`_quiescence.py`), calls read back in the scenario's names (`_calls.py`)
+and Claude Code's hand-back frame (`_handback.py`).
 """
 
 from __future__ import annotations

@@ -22,12 +22,16 @@ MEMBERS = {
     "qwen-code": ("clis", "harness.adapters.clis.qwen_code", "qwen_code"),
     "opencode": ("clis", "harness.adapters.clis.opencode.adapter", "opencode"),
     "codex": ("clis", "harness.adapters.clis.codex.adapter", "codex"),
+    "claude-code-acp": ("acp", "harness.adapters.acp.claude_code", "claude_code_acp"),
+    "qwen-code-acp": ("acp", "harness.adapters.acp.qwen_code", "qwen_code_acp"),
+    "opencode-acp": ("acp", "harness.adapters.acp.opencode", "opencode_acp"),
+    "codex-acp": ("acp", "harness.adapters.acp.codex", "codex_acp"),
 }
 NAMED = tuple(MEMBERS)
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
 FORMS = (
     f"{', '.join(NAMED)} (an agent CLI's other release: NAME@VERSION; its local build: "
-    "NAME@PATH), jsonl:COMMAND or module:factory"
+    "NAME@PATH), jsonl:COMMAND, acp:COMMAND (an agent speaking ACP) or module:factory"
 )
 
 
@@ -84,6 +88,10 @@ def _make(spec: str, scenarios: Path | None) -> Adapter:
         from harness.adapters.process.jsonl import JsonLinesAdapter
 
         return JsonLinesAdapter(Path(command[0]).name, command, env=env)
+    if spec.startswith("acp:"):
+        from harness.adapters.acp.generic import generic
+
+        return generic(spec)
     module, sep, factory = spec.partition(":")
     if not sep or not module or not factory:
         raise AdapterError(f"unknown adapter {spec!r}; use {FORMS}")

@@ -89,3 +89,46 @@ def engines_node(lockfile: Path) -> tuple[int, int] | None:
 def pnpm(scenarios: Path | None = None) -> Path:
     """The toolchain's pnpm (after `node_at_least` installed it)."""
     return toolchain_dir(scenarios) / "node_modules" / "pnpm" / "bin" / "pnpm.cjs"
+
+
+def node_for(root: Path, adapter: str) -> str | None:
+    """The Node a runtime installed in `root` runs on when the one on PATH is older than
+    its lockfile's `engines` ask for (Qwen Code 0.24.4 and Claude Code 2.1.332 want 22,
+    Debian ships 20): the toolchain's, put first on its PATH for its install scripts and
+    each run. None: the one on PATH will do."""
+    least = engines_node(root / "package-lock.json")
+    on_path = shutil.which("node")
+    if least is None or (on_path is not None and version(on_path) >= least):
+        return None
+    found = node_at_least(least, adapter)
+    if found is None:
+        raise AdapterError(
+            f"adapter {adapter} needs Node.js >= {least[0]}.{least[1]}: the toolchain's "
+            "(adapters/toolchain) is for linux-x64 only, and the node on PATH is older; put "
+            "a newer one first on PATH"
+        )
+    return found
+
+
+def installed_program(
+    adapter: str, root: Path, program: str, npm_args: tuple[str, ...], node: str | None
+) -> Path:
+    """`program` from node_modules/.bin in `root`, installed there first from its lockfile
+    (once per lockfile; xdist workers and parallel columns share one install), with its
+    install scripts run on `node`."""
+    npm = shutil.which("npm")
+    if npm is None:
+        raise AdapterError(f"adapter {adapter} needs npm on PATH, to install it")
+    with open(root / ".install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        env = {**os.environ, **npm_settings(root)}
+        env["PATH"] = first_on_path(node, env.get("PATH", ""))
+        install(adapter, root, f"npm {npm_args[0]} (a few seconds)", [npm, *npm_args],
+                root / "package-lock.json", env=env)  # fmt: skip
+    cli = root / "node_modules" / ".bin" / program
+    if not cli.exists():
+        raise AdapterError(
+            f"adapter {adapter}: the install has no {cli}: the package ships no binary for "
+            "this platform"
+        )
+    return cli

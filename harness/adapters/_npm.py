@@ -35,6 +35,25 @@ def adapter_dir(name: str, marker: str, scenarios: Path | None) -> Path:
     )
 
 
+def pinned(root: Path) -> str:
+    """What adapters/NAME/package.json pins, as a runtime line names it."""
+    pins = json.loads((root / "package.json").read_text("utf-8"))["dependencies"]
+    return ", ".join(f"{k} {v}" for k, v in sorted(pins.items()))
+
+
+def installed_version(root: Path) -> str:
+    """The version of the one package `root` pins (adapters/NAME/package.json), as
+    installed there, else as pinned; "" when it pins more than one."""
+    pins = json.loads((root / "package.json").read_text("utf-8"))["dependencies"]
+    if len(pins) != 1:
+        return ""
+    ((package, pinned),) = pins.items()
+    manifest = root / "node_modules" / package / "package.json"
+    if manifest.is_file():
+        return str(json.loads(manifest.read_text("utf-8")).get("version", pinned))
+    return str(pinned)
+
+
 def npm_settings(root: Path) -> dict[str, str]:
     """npm's (and pnpm's) cache, logs and user configuration, inside the adapter's folder;
     and a home of the install's own there, with its XDG dirs, for what a package's

@@ -48,7 +48,7 @@ COMMANDS = (
         "serve",
         "harness.cli.serve",
         "serve one scenario's scripts on a loopback HTTP server: POST {base}/chat/completions, "
-        "/messages or /responses",
+        "/messages, /responses or /models/{model}:generateContent (and :streamGenerateContent)",
     ),
     Command("report", "harness.cli.report", "run scenarios and write one self-contained HTML page"),
     Command(

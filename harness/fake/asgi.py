@@ -1,12 +1,12 @@
 """The scripted fake LLM as an ASGI app: what `harness serve` runs on uvicorn.
 
 Every request gets an answer, and it is JSON in the wire's error shape (Anthropic's on
-/v1/messages, OpenAI's elsewhere) unless it is a reply: 404 (OpenAI's shape) for
-another path, 405 (with `Allow: POST`) for another method, 411 without a length, 413 over
-the body cap, 408 when the body stops arriving, 400 for a body or
-script the fake cannot answer, 500 (and one line on stderr) for a bug of ours. A request is
-checked whole before it consumes a scripted step (harness.fake.request), and a stream is
-written event by event, each flushed as produced. What the fake answers is
+/v1/messages, Google's on /v1/models/{model}:generateContent, OpenAI's elsewhere) unless it
+is a reply: 404 (OpenAI's shape) for another path, 405 (with `Allow: POST`) for another
+method, 411 without a length, 413 over the body cap, 408 when the body stops arriving, 400
+for a body or script the fake cannot answer, 500 (and one line on stderr) for a bug of
+ours. A request is checked whole before it consumes a scripted step (harness.fake.request),
+and a stream is written event by event, each flushed as produced. What the fake answers is
 `ScriptedLLM.complete()`, the same answer the in-process transport sends whole.
 """
 
@@ -21,7 +21,7 @@ from typing import Any
 
 import httpx
 
-from harness.fake.endpoints import CHAT_COMPLETIONS, ENDPOINTS
+from harness.fake.endpoints import CHAT_COMPLETIONS, ENDPOINTS, PATTERNED
 from harness.fake.scripted import ScriptedLLM
 from harness.fake.wires import Answer, Endpoint, ErrorShape
 
@@ -29,16 +29,31 @@ Message = dict[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
-# Each wire's endpoint, with or without the /v1 a base URL may carry.
+# Each wire's endpoint, with or without the /v1 a base URL may carry (those in PATTERNED
+# are matched by their pattern instead: `route`).
 ROUTES: dict[str, Endpoint] = {
-    prefix + endpoint.path: endpoint for endpoint in ENDPOINTS for prefix in ("/v1", "")
+    prefix + endpoint.path: endpoint
+    for endpoint in ENDPOINTS
+    if endpoint.pattern is None
+    for prefix in ("/v1", "")
 }
 _LISTED = ", ".join(f"/v1{endpoint.path}" for endpoint in ENDPOINTS)
 
 
+def route(path: str) -> Endpoint | None:
+    """The wire a request to `path` is for, if any: a fixed endpoint, or one whose path
+    carries part of the request (Gemini's model and method), with or without the /v1."""
+    path = path.rstrip("/")
+    wire = ROUTES.get(path)
+    if wire is not None or not PATTERNED:
+        return wire
+    below = (path, path[3:]) if path.startswith("/v1/") else (path,)
+    return next((e for e in PATTERNED for p in below if e.below(p)), None)
+
+
 def errors_for(path: str) -> ErrorShape:
     """The error shape a request to `path` is answered in: its wire's (OpenAI's off them)."""
-    return ROUTES.get(path.rstrip("/"), CHAT_COMPLETIONS).error
+    return (route(path) or CHAT_COMPLETIONS).error
 
 
 @dataclass(frozen=True)
@@ -99,13 +114,14 @@ class FakeApp:
 
     async def _handle(self, scope: Message, receive: Receive, send: Send) -> None:
         path, method = scope["path"], scope["method"]
-        wire = ROUTES.get(path.rstrip("/"))
+        wire = route(path)
         if wire is None:
             # Shown beside the run (a CLI's preflight HEAD /, say): it reached no script.
             self.llm.side.append(f"{method} {path} (no model endpoint: answered 404)")
             message = f"no route {path}; POST one of {_LISTED}"
             return await _answer(send, CHAT_COMPLETIONS.error(404, message, "not_found"))
-        endpoint = "/v1" + wire.path  # the path complete() reads the wire from
+        # The path complete() reads the wire from (and a patterned one, what it carries).
+        endpoint = "/v1" + wire.path if wire.pattern is None else path.rstrip("/")
         error = wire.error
         if method != "POST":
             message = f"{method} is not allowed on {path}; POST {endpoint}"
@@ -121,7 +137,10 @@ class FakeApp:
             return None
         if isinstance(body, Answer):
             return await _answer(send, body, [(b"connection", b"close")])
-        request = httpx.Request("POST", f"http://fake{endpoint}", headers=headers, content=body)
+        # The query goes along: a credential may be in it (Google's ?key=).
+        query = scope.get("query_string", b"").decode("latin-1")
+        url = f"http://fake{endpoint}" + (f"?{query}" if query else "")
+        request = httpx.Request("POST", url, headers=headers, content=body)
         if self.llm.before_turn is not None:  # an adapter's moment before a step (ServerThread)
             await self.llm.before(request)
         answer = self.llm.complete(request)

@@ -4,20 +4,30 @@ the fake spoke first."""
 
 from __future__ import annotations
 
-from harness.fake.wires import Endpoint, anthropic_messages, chat_completions, openai_responses
+from harness.fake.wires import (
+    Endpoint,
+    anthropic_messages,
+    chat_completions,
+    gemini_generate,
+    openai_responses,
+)
 
 CHAT_COMPLETIONS = chat_completions.ENDPOINT
 ENDPOINTS: tuple[Endpoint, ...] = (
     CHAT_COMPLETIONS,
     anthropic_messages.ENDPOINT,
     openai_responses.ENDPOINT,
+    gemini_generate.ENDPOINT,
 )
-PATHS = tuple(endpoint.path for endpoint in ENDPOINTS)  # every endpoint below a base URL
+# Every fixed endpoint below a base URL, matched exactly; and the wires whose path carries
+# part of the request (Gemini's model and method), matched by their pattern.
+PATHS = tuple(endpoint.path for endpoint in ENDPOINTS if endpoint.pattern is None)
+PATTERNED = tuple(endpoint for endpoint in ENDPOINTS if endpoint.pattern is not None)
 
 
 def endpoint_for(path: str) -> Endpoint:
-    """The wire a request to `path` speaks."""
+    """The wire a request to `path` speaks, bound to what its path carries."""
     for endpoint in ENDPOINTS[1:]:
         if endpoint.speaks(path):
-            return endpoint
+            return endpoint.at(path)
     return CHAT_COMPLETIONS

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl
 
 import httpx
 
@@ -42,12 +43,26 @@ CREDENTIAL_HEADERS = (
 )  # fmt: skip
 
 
+# Where a client puts a key in the query: Google's `?key=` (curl examples, LiteLLM).
+CREDENTIAL_PARAMS = ("key",)
+
 _CREDENTIALS = {name.encode("ascii"): name for name in CREDENTIAL_HEADERS}
 
 
-def check_credentials(headers: httpx.Headers, agent: str | None) -> None:
+def check_credentials(headers: httpx.Headers, agent: str | None, query: bytes = b"") -> None:
     """ForeignCredential unless every credential header is absent or carries exactly the
-    sentinel key (as a bearer token in an authorization header)."""
+    sentinel key (as a bearer token in an authorization header), and so does every
+    credential parameter of the `query` (the raw query string)."""
+    if query:
+        for param, value in parse_qsl(query.decode("latin-1")):
+            if param in CREDENTIAL_PARAMS and value.strip() != SENTINEL_KEY:
+                raise ForeignCredential(
+                    f"query parameter {param} carries a credential that is not the harness's "
+                    f"sentinel key; a keyless run sends none, or exactly {SENTINEL_KEY} "
+                    "(harness.contract.SENTINEL_KEY)",
+                    agent=agent,
+                    param=param,
+                )
     # One pass over the raw headers, not a lookup per name: each lookup walks them all.
     found: dict[str, list[str]] = {}
     for raw_name, raw_value in headers.raw:

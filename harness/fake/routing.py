@@ -131,6 +131,10 @@ class Routes:
         for child, prompt in delegations:
             self._pending.append(_Pending(child, prompt, agent))
 
+    def owner(self, call_id: str) -> str | None:
+        """The agent a reply carrying the call `call_id` was given to."""
+        return self._call_owner.get(call_id)
+
     # -- assignment by content ---------------------------------------------------------
     def _carrier(self, messages: Sequence[Any]) -> str | None:
         """The agent whose replies the conversation carries: the latest assistant message

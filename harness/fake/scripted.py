@@ -21,6 +21,7 @@ and routing read, and answers in its own shape). The in-process transport
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, MutableSequence, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
@@ -41,7 +42,7 @@ from harness.fake.request import (
     describe_turn,
     parsed,
 )
-from harness.fake.routing import Routes, default_roots
+from harness.fake.routing import Routes, default_roots, message_text
 from harness.fake.script import ScriptError, ScriptExhausted, UnconsumedSteps, UnknownAgent
 from harness.fake.transport import (
     BASE_URL,
@@ -116,6 +117,11 @@ class ScriptedLLM:
         # Requests beside the agents' turns, in order: the side requests the dialect
         # declares, answered, and (behind a server) requests to no model endpoint at all.
         self.side: list[str] = []
+        # The replies sent (the last `keep`), in order, with the agent each went to: what
+        # each model said, for an adapter whose runtime shows no one a child's words.
+        self.replies: deque[tuple[str, dict[str, Any]]] = deque(maxlen=keep)
+        # Each tool call's result as the model that made it was shown it (call id -> text).
+        self.results: dict[str, str] = {}
         self.before_turn: BeforeTurn | None = None
 
     @property
@@ -137,6 +143,10 @@ class ScriptedLLM:
         """Conversation key (the session header's value) -> the agent it was assigned: how
         a runtime's own ids map back to the scenario's agent names."""
         return dict(self.routes.keys)
+
+    def caller(self, call_id: str) -> str | None:
+        """The agent whose reply made the tool call `call_id` (an id this fake issued)."""
+        return self.routes.owner(call_id)
 
     @property
     def delegation(self) -> Delegation:
@@ -197,7 +207,7 @@ class ScriptedLLM:
         body: Any = None  # a request that is none of the wire's adds no prefix
         named = request.headers.get(AGENT_HEADER)  # read once: each lookup walks the headers
         try:
-            check_credentials(request.headers, named)
+            check_credentials(request.headers, named, request.url.query)
             body = self._body(request, endpoint, named)
             side = self.dialect.side_request(body) if self.dialect.side else None
             if side is not None:  # no agent's turn: answered, and no script moves
@@ -247,6 +257,9 @@ class ScriptedLLM:
         script = self.scripts[agent]
         history = state.history() if self.check_history and state.served else None
         messages = checked_messages(agent, step, body, history)
+        for seen in messages:
+            if isinstance(seen, dict) and seen.get("role") == "tool":
+                self.results[str(seen.get("tool_call_id"))] = message_text(seen.get("content"))
 
         def next_call_id() -> str:
             self._call_ids += 1  # one counter, whatever the wire spells it as
@@ -284,6 +297,7 @@ class ScriptedLLM:
             check_declared(agent, step, message, body)
         # Only a reply that will be sent may open delegations for routing.
         self.routes.issued(agent, message, delegations)
+        self.replies.append((agent, message))
         state = self._state[agent]
         state.cursor = max(state.cursor, step)
         if self.check_history:

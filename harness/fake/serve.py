@@ -104,7 +104,7 @@ class ServerThread:
     """The fake served from a thread of its own, for an adapter whose runtime runs in
     another process while the harness waits on it. `stop()` ends it. With `unix`, it is
     also served on that Unix socket: the way in from a network namespace with no route to
-    this one's loopback (harness.adapters.clis.offline)."""
+    this one's loopback (harness.adapters._offline)."""
 
     def __init__(
         self,

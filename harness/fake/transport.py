@@ -1,25 +1,29 @@
 """The fake in-process: one handler, `httpx.MockTransport`-shaped, that answers a POST to
-each wire's endpoint below the base URL ({base}/chat/completions, /messages, /responses:
-harness.fake.endpoints) with the fake's answer and refuses anything else.
+each wire's endpoint below the base URL ({base}/chat/completions, /messages, /responses,
+/models/{model}:generateContent: harness.fake.endpoints) with the fake's answer and refuses
+anything else.
 
 A refused request raises respx's `AllMockedAssertionError` with respx's own message, as the
 respx router the harness used before did with `assert_all_mocked`: an assertion, not an
 httpx error, so a runtime pointed at the wrong URL cannot mistake it for a model's refusal.
 Each endpoint is matched as that router matched it: method, scheme, host and path, and the
-port only when the base URL names one; the query is not looked at. `ScriptedLLM.transport()`
-hands this handler to httpx directly, and `ScriptedLLM.router()` is a respx router that
-routes to it, for tests that compose respx routes of their own.
+port only when the base URL names one; the query is not looked at (the fake reads a
+`?key=` credential itself). A wire whose path carries part of the request (Gemini's model
+and method) is matched by its pattern on the whole path below the base URL.
+`ScriptedLLM.transport()` hands this handler to httpx directly, and `ScriptedLLM.router()`
+is a respx router that routes to it, for tests that compose respx routes of their own.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any, NoReturn, Protocol
 
 import httpx
 
-from harness.fake.endpoints import PATHS
+from harness.fake.endpoints import PATHS, PATTERNED
 from harness.fake.wires import Answer
 
 BASE_URL = "http://fake-llm.invalid/v1"
@@ -50,17 +54,24 @@ class Handler:
 
     def __init__(self, llm: Fake, base_url: str = BASE_URL) -> None:
         self.llm = llm
-        self._scheme, self._host, self._port, self._paths = _endpoints(base_url)
+        self._scheme, self._host, self._port, self._below, self._paths = _endpoints(base_url)
 
     def serves(self, request: httpx.Request) -> bool:
         url = request.url
         return (
             request.method == "POST"
-            and url.path in self._paths
+            and (url.path in self._paths or self._patterned(url.path))
             and url.host == self._host
             and url.scheme == self._scheme
             and (self._port is None or url.port == self._port)
         )
+
+    def _patterned(self, path: str) -> bool:
+        # Only after the exact paths missed: most requests never get here.
+        below = self._below
+        if not path.startswith(below + "/"):
+            return False
+        return any(endpoint.below(path[len(below) :]) for endpoint in PATTERNED)
 
     def respond(self, request: httpx.Request) -> httpx.Response:
         if not self.serves(request):
@@ -74,12 +85,13 @@ class Handler:
 
 
 @functools.cache
-def _endpoints(base_url: str) -> tuple[str, str, int | None, frozenset[str]]:
-    """(scheme, host, port or None, paths) of the endpoints below `base_url`: parsed once
-    per base URL, since parsing one costs about as much as answering a request."""
+def _endpoints(base_url: str) -> tuple[str, str, int | None, str, frozenset[str]]:
+    """(scheme, host, port or None, the base path, the fixed endpoints' paths) of
+    `base_url`: parsed once per base URL, since parsing one costs about as much as
+    answering a request."""
     base = httpx.URL(base_url)
     below = base.path.rstrip("/")
-    return base.scheme, base.host, base.port, frozenset(below + path for path in PATHS)
+    return base.scheme, base.host, base.port, below, frozenset(below + path for path in PATHS)
 
 
 def _refuse(request: httpx.Request) -> NoReturn:
@@ -124,4 +136,10 @@ def respx_router(handler: Handler, base_url: str) -> Any:
     router = respx.Router(base_url=base_url, assert_all_mocked=True, assert_all_called=False)
     for path in PATHS:
         router.post(path).mock(side_effect=handler.respond)
+    for endpoint in PATTERNED:
+        assert endpoint.pattern is not None
+        # respx searches its regex in the path below the base URL: anchored, it matches the
+        # whole path there, as the handler does.
+        whole = re.compile(rf"\A(?:{endpoint.pattern.pattern})")
+        router.post(path__regex=whole).mock(side_effect=handler.respond)
     return router

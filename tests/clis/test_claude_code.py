@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
+from harness.adapters._offline import command, unavailable
 from harness.adapters.clis.claude_code import ClaudeCode, adapter_dir, override_header
-from harness.adapters.clis.offline import command, unavailable
 from harness.adapters.clis.stream_json import Stream
 from harness.cli import main
 from harness.contract import SENTINEL_KEY, RunOptions

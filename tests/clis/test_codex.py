@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.adapters._offline import unavailable
 from harness.adapters.clis.codex.adapter import KEY_VAR, Codex, config
 from harness.adapters.clis.codex.observe import ERRORS, Events
-from harness.adapters.clis.offline import unavailable
 from harness.cli import main
 from harness.contract import SENTINEL_KEY, Observation, RunOptions
 from harness.run import RULE, UPSTREAM, judge

@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
+from harness.adapters import _node as node
+from harness.adapters import _offline as offline
 from harness.adapters._node import engines_node
 from harness.adapters.clis import adapter as cli_adapter
-from harness.adapters.clis import offline
 from harness.adapters.clis.qwen_code import QwenCode
 from harness.contract import AdapterError
 
@@ -48,11 +49,12 @@ def made(
         asked.append(least)
         return toolchain
 
-    monkeypatch.setattr(cli_adapter, "node_at_least", node_at_least)
+    monkeypatch.setattr(node, "node_at_least", node_at_least)
     versions = {NODE20: (20, 19), NODE22: (22, 23)}
-    monkeypatch.setattr(cli_adapter, "node_version", lambda node: versions[node])
-    monkeypatch.setattr(cli_adapter, "install", lambda *a, env: installs.append(env))
-    monkeypatch.setattr(cli_adapter.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr(node, "version", lambda found: versions[found])
+    monkeypatch.setattr(cli_adapter, "node_version", lambda found: versions[found])
+    monkeypatch.setattr(node, "install", lambda *a, env: installs.append(env))
+    monkeypatch.setattr(node.shutil, "which", lambda name: f"/usr/bin/{name}")
     monkeypatch.setattr(offline, "unavailable", lambda: "not probed here")  # a process
     pin = {"dependencies": {"some-cli-0": "1.2.3"}}
     (tmp_path / "package.json").write_text(json.dumps(pin), "utf-8")

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from harness.adapters.clis.offline import unavailable
+from harness.adapters._offline import unavailable
 from harness.adapters.clis.opencode.adapter import Opencode
 from harness.adapters.clis.opencode.observe import STORE, Events
 from harness.cli import main

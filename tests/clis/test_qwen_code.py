@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.adapters.clis.offline import unavailable
+from harness.adapters._offline import unavailable
 from harness.adapters.clis.qwen_code import QwenCode
 from harness.cli import main
 from harness.contract import SENTINEL_KEY, Observation, RunOptions

@@ -7,35 +7,26 @@ that says how it is started and spoken to.
 
 from __future__ import annotations
 
-import fcntl
-import json
-import os
-import shutil
 import subprocess
-import sys
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from harness.adapters._node import engines_node, first_on_path, node_at_least
+from harness.adapters._foreign import reported, scenario_folder, served
+from harness.adapters._node import first_on_path, installed_program, node_for
 from harness.adapters._node import version as node_version
-from harness.adapters._npm import install, npm_settings, release
+from harness.adapters._npm import installed_version, pinned, release
+from harness.adapters._offline import choice
 from harness.adapters.clis.build import Build, is_build, local_build, located
 from harness.adapters.clis.run import CliRun, Due, Reader
-from harness.contract import AdapterError, Observation, RunOptions
+from harness.contract import Observation, RunOptions
 from harness.fake.dialect import ASK_TOOL, PLAN_TOOL
 
 C = TypeVar("C", bound="CliAdapter")
 
 if TYPE_CHECKING:
-    from harness.fake import ScriptedLLM
-    from harness.fake.serve import ServerThread
     from harness.scenario import Scenario
-
-KEEP = "HARNESS_KEEP"  # 1: keep each scenario's folder, and say where, on stderr
-OFFLINE = "HARNESS_OFFLINE"  # 1: required, 0: off, unset: where Linux allows
 
 
 class CliAdapter:
@@ -66,7 +57,7 @@ class CliAdapter:
         npm: tuple[str, ...] | None = None,
         build: str | None = None,
     ) -> None:
-        from harness.adapters.clis.offline import unavailable
+        from harness.adapters._offline import decided
         from harness.fake.dialect import Dialect
 
         self.root = root  # what it installs from (package.json, its lockfile) and into
@@ -76,10 +67,7 @@ class CliAdapter:
         self.expectations: Path | None = expectations or root / "expectations.yaml"
         self.npm = npm or self.npm
         self.dialect = Dialect.load(type(self).name)
-        why_not = unavailable()
-        if offline and why_not:
-            raise AdapterError(f"adapter {self.name}: cannot run offline: {why_not}")
-        self.offline = why_not is None if offline is None else offline
+        self.offline, where = decided(self.name, offline)
         self.build: Build | None = None
         if build is not None:  # a local build: nothing installed, the build run as it is
             self.build = local_build(type(self).name, build, self.program)
@@ -88,54 +76,16 @@ class CliAdapter:
         else:
             self.node = self._node()
             self.cli = self._install()
-            pins = json.loads((root / "package.json").read_text())["dependencies"]
-            shown = ", ".join(f"{k} {v}" for k, v in sorted(pins.items()))
-            self.release = _installed(root, pins)
+            shown, self.release = pinned(root), installed_version(root)
         if self.node is not None:
             shown += ", on Node {}.{}".format(*node_version(self.node))
-        where = (
-            "offline (a network namespace with only loopback)"
-            if self.offline
-            else (f"on this host's network ({why_not})" if why_not else "on this host's network")
-        )
         self.runtime = f"{self.label} ({shown}), {where}"
 
     def _install(self) -> Path:
-        npm = shutil.which("npm")
-        if npm is None:
-            raise AdapterError(f"adapter {self.name} needs npm on PATH, to install the CLI")
-        with open(self.root / ".install.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # xdist workers share one install
-            env = {**os.environ, **npm_settings(self.root)}
-            # Its install scripts run on the Node it needs too.
-            env["PATH"] = first_on_path(self.node, env.get("PATH", ""))
-            install(self.name, self.root, f"npm {self.npm[0]} (a few seconds)",
-                    [npm, *self.npm], self.root / "package-lock.json", env=env)  # fmt: skip
-        cli = self.root / "node_modules" / ".bin" / self.program
-        if not cli.exists():
-            raise AdapterError(
-                f"adapter {self.name}: the install has no {cli}: the package ships no binary for "
-                "this platform"
-            )
-        return cli
+        return installed_program(self.name, self.root, self.program, self.npm, self.node)
 
     def _node(self) -> str | None:
-        """The Node it runs on when the one on PATH is older than its release asks for (its
-        lockfile's `engines`: Qwen Code 0.24.4 and Claude Code 2.1.332 want 22, Debian
-        ships 20): the toolchain's (harness.adapters._node), put first on its PATH for its
-        install scripts and each run. None: the one on PATH will do."""
-        least = engines_node(self.root / "package-lock.json")
-        on_path = shutil.which("node")
-        if least is None or (on_path is not None and node_version(on_path) >= least):
-            return None
-        found = node_at_least(least, self.name)
-        if found is None:
-            raise AdapterError(
-                f"adapter {self.name} needs Node.js >= {least[0]}.{least[1]}: the toolchain's "
-                "(adapters/toolchain) is for linux-x64 only, and the node on PATH is older; put "
-                "a newer one first on PATH"
-            )
-        return found
+        return node_for(self.root, self.name)
 
     def close(self) -> None:
         if self.build is not None:
@@ -202,20 +152,17 @@ class CliAdapter:
 
     # -- one scenario -------------------------------------------------------------------
     def run(self, scenario: Scenario, options: RunOptions) -> Observation:
-        from harness.adapters._reported import ProtocolError, check, observation
-
         why = self.skip(scenario)
         if any(r.failed or r.aborted for r in scenario.world.answers.values()):
             why = (f"a user-questions provider that throws (`fail`, `abort`): {self.label}'s "
                    "human end is its own, which the adapter cannot make throw")  # fmt: skip
         if why is not None:
             return Observation.empty(scenario.id, "skipped", why)
-        folder = Path(tempfile.mkdtemp(prefix=f"{type(self).name}-{scenario.id}-"))
-        try:
-            llm, server = self._serve(scenario, options, folder)
+        with scenario_folder(self.name, scenario.id) as folder:  # config, transcripts, work
+            llm, server = served(scenario, options, self.dialect, folder, self.offline)
             try:
                 run = CliRun(self, scenario, llm, server, folder, options)
-                reported = run.phases()
+                data = run.phases()
             except (OSError, LookupError, TypeError, ValueError, AttributeError) as exc:
                 # Output of a shape this adapter does not know (another CLI version?), or a
                 # CLI that cannot be started: this scenario is an error that says so.
@@ -223,33 +170,13 @@ class CliAdapter:
                 return Observation.broken(scenario.id, why)
             finally:
                 server.stop()
-        finally:
-            if os.environ.get(KEEP) == "1":  # the CLI's config dir, transcripts and work dir
-                print(f"harness: {self.name}: {scenario.id} kept in {folder}", file=sys.stderr)
-            else:
-                shutil.rmtree(folder, ignore_errors=True)
-        try:
-            check({"type": "result", "id": scenario.id, "observation": reported}, "result")
-        except ProtocolError as exc:
-            return Observation.broken(scenario.id, f"adapter {self.name}: {exc}")
-        seen = observation(scenario, reported, llm)
+        seen = reported(self.name, scenario, data, llm)
         seen.hang = run.hang
         told: dict[str, list[dict[str, Any]]] = {}
         for event in run.stream.transcript:
             told.setdefault(event["agent"], []).append(event)
         seen.sessions = told
         return seen
-
-    def _serve(
-        self, scenario: Scenario, options: RunOptions, folder: Path
-    ) -> tuple[ScriptedLLM, ServerThread]:
-        from harness.fake import ScriptedLLM
-        from harness.fake.serve import ServerThread
-
-        chunk = options.wire.chunk if options.wire.chunk is not None else scenario.stream_chunk
-        llm = ScriptedLLM({n: a.script for n, a in scenario.agents.items()}, chunk=chunk,
-                          roots=scenario.roots(), dialect=self.dialect)  # fmt: skip
-        return llm, ServerThread(llm, unix=folder / "fake.sock" if self.offline else None)
 
 
 def asking_roots(scenario: Scenario) -> list[str]:
@@ -270,36 +197,17 @@ def member(cls: type[C], root: Path, version: str | None) -> C:
     (harness.adapters._npm.release), judged by the same known-failures file, and named with
     its version in every report."""
     if version is None:
-        return cls(root, offline_choice())
+        return cls(root, choice())
     if is_build(version):
         located(cls.name, version)  # a bad path is said before anything starts
-        made = cls(root, offline_choice(), build=version)
+        made = cls(root, choice(), build=version)
         made.name = f"{cls.name}@{version}"  # as given: the runtime line says what it is
         return made
     # `npm install --no-save`, not `npm ci`: a lockfile npm makes today holds only the
     # optional packages of platforms like this one, which `npm ci` refuses as out of sync;
     # installed, it must come out unchanged (harness.adapters._npm.install checks).
-    made = cls(release(cls.name, root, version), offline_choice(),
+    made = cls(release(cls.name, root, version), choice(),
                expectations=root / "expectations.yaml",
                npm=("install", "--no-audit", "--no-fund", "--no-save"))  # fmt: skip
     made.name = f"{cls.name}@{version}"
     return made
-
-
-def _installed(root: Path, pins: Mapping[str, str]) -> str:
-    """The version of the one package `root` pins, as installed (else as pinned)."""
-    if len(pins) != 1:
-        return ""
-    ((package, pinned),) = pins.items()
-    manifest = root / "node_modules" / package / "package.json"
-    if manifest.is_file():
-        return str(json.loads(manifest.read_text("utf-8")).get("version", pinned))
-    return str(pinned)
-
-
-def offline_choice() -> bool | None:
-    """HARNESS_OFFLINE: 1 requires offline, 0 turns it off, unset: where Linux allows."""
-    setting = os.environ.get(OFFLINE, "")
-    if setting not in ("1", "0", ""):
-        raise AdapterError(f"{OFFLINE}={setting}: write 1 (required), 0 (off) or unset")
-    return {"1": True, "0": False, "": None}[setting]

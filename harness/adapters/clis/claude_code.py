@@ -6,7 +6,7 @@ hashes) into that folder's ignored node_modules. Each phase is one CLI process i
 with a home, config dir and working dir of its own in a fresh temporary folder, an
 environment built from nothing but what it needs (the sentinel key, no other credential),
 telemetry, updates and nonessential traffic off, and, where Linux allows, a network
-namespace with only loopback (harness.adapters.clis.offline). It talks Anthropic Messages to
+namespace with only loopback (harness.adapters._offline). It talks Anthropic Messages to
 the scenario's scripted fake, which spells the scenario's tools in Claude Code's dialect
 (harness/dialects/claude-code.json) and tells agents apart by content (it sends no
 session header a child's could be told from).

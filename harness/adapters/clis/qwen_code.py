@@ -24,10 +24,10 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.adapters._calls import question_back
 from harness.adapters._npm import adapter_dir as npm_adapter_dir
 from harness.adapters.clis.adapter import CliAdapter, member
 from harness.adapters.clis.host_human import can_use_tool, user_message
-from harness.adapters.clis.stream_json import question_back
 from harness.contract import SENTINEL_KEY
 from harness.fake.dialect import ASK_TOOL, PLAN_TOOL
 

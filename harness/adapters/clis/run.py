@@ -1,6 +1,6 @@
 """One scenario on a foreign CLI that writes JSON events on stdout (Claude Code, Qwen Code,
 opencode, Codex): its phases in order, one CLI process each, in a fresh folder, offline
-where Linux allows (harness.adapters.clis.offline); what the CLI writes read as it comes, by
+where Linux allows (harness.adapters._offline); what the CLI writes read as it comes, by
 the CLI's own `Reader`; and a hang decided by quiescence: a question waits on a human who
 will never answer it (the human end holds it, or the CLI never let it reach the human end:
 `Cli.unasked`), no request is in flight at the fake, and every agent still going waits on
@@ -27,10 +27,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from harness.adapters._calls import Call, scripted_questions
+from harness.adapters._calls import offered as offered_to
+from harness.adapters._quiescence import wait_for
 from harness.adapters._watchdog import Watchdog
-from harness.adapters.clis.observe import Call
 from harness.contract import RunOptions
-from harness.fake.dialect import ASK_TOOL, DELEGATION_TOOL
 
 if TYPE_CHECKING:
     from harness.fake import ScriptedLLM
@@ -120,15 +121,7 @@ class CliRun:
         self.hang: dict[str, Any] | None = None
         self.failure: str | None = None  # the human end could not do as the scenario says
         # Every scripted question: Claude's questions carry no id (question_back).
-        self.scripted = [
-            dict(q)
-            for agent in scenario.agents.values()
-            for turn in agent.script
-            for call in turn.calls
-            if call.tool == ASK_TOOL
-            for q in call.args.get("questions", ())
-            if isinstance(q, dict)
-        ]
+        self.scripted = scripted_questions(scenario)
 
     async def _before(self, agent: str, step: int) -> None:
         """The moment before `agent`'s step is served: a child's header override is written
@@ -169,7 +162,7 @@ class CliRun:
         port = int(self.server.base_url.rsplit(":", 1)[1].split("/")[0])
         argv = self.cli.argv(self, root, prompt)
         if self.cli.offline:
-            from harness.adapters.clis.offline import command
+            from harness.adapters._offline import command
 
             argv = command(self.folder / "fake.sock", port, argv)
         process = subprocess.Popen(
@@ -255,17 +248,8 @@ class CliRun:
         self.watchdog.requests(self.server.received)
 
     def offered(self, agent: str) -> frozenset[str]:
-        """The tools `agent` was offered in its latest request to the fake, by the runtime's
-        names (a Chat Completions `function`, or a Messages tool): a call to any other is
-        refused by the runtime itself, and waits on nobody."""
-        for captured in reversed(self.llm.requests):
-            if captured.agent != agent:
-                continue
-            body = captured.body
-            tools = body.get("tools") if isinstance(body, dict) else None
-            named = (t.get("function", t) for t in tools or () if isinstance(t, dict))
-            return frozenset(str(t.get("name")) for t in named if isinstance(t, dict))
-        return frozenset()
+        """The tools `agent` was offered in its latest request (harness.adapters._calls)."""
+        return offered_to(self.llm, agent)
 
     def send(self, process: subprocess.Popen[str], message: dict[str, Any]) -> None:
         assert process.stdin is not None
@@ -331,43 +315,3 @@ def _stop(process: subprocess.Popen[str]) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, 9)
     process.wait()
-
-
-def wait_for(
-    scenario: Scenario, progress: Mapping[str, int], held_by: Mapping[str, tuple[str, str]]
-) -> dict[str, Any] | None:
-    """The wait-for graph when nothing can move, else None. `progress` is each agent's
-    steps served; `held_by` names the agents whose question waits on a human (its id, and
-    who holds it: the answerer, or a human channel that never sees it).
-    Called only when no request is in flight: then every agent still going (some steps
-    served, some left) must wait on the human, or on a child that waits. One that waits
-    on nothing is running; a child yet to start or just finished will ask again."""
-    scripts = {n: a.script for n, a in scenario.agents.items()}
-    going = [a for a, served in progress.items() if 0 < served < len(scripts[a])]
-    waits: dict[str, tuple[str, str]] = {}  # agent -> (how it waits, on whom)
-    for agent in going:
-        if agent in held_by:
-            question, holder = held_by[agent]
-            waits[agent] = (f'awaits answer to "{question}"', holder)
-            continue
-        last = scripts[agent][progress[agent] - 1]
-        children = [str(c.args.get("name")) for c in last.calls if c.tool == DELEGATION_TOOL]
-        if not children or any(c not in going for c in children):
-            return None
-        waits[agent] = ("awaits subagent call", children[0])
-    if not waits or any(a not in waits for a in going):
-        return None
-    graph = []
-    for root in (a for a in going if scenario.agents[a].spawned_by is None):
-        chain, agent = [f"{root} (root)"], root
-        while agent in waits:
-            how, on = waits[agent]
-            owned = f" (owned by {agent})" if on in waits else ""
-            chain.append(f"--{how}--> {on}{owned}")
-            agent = on
-        graph.append(" ".join(chain))
-    stopped = {}  # each waiter's last step served, and the calls it made there
-    for agent in sorted(waits):
-        calls = ", ".join(c.tool for c in scripts[agent][progress[agent] - 1].calls)
-        stopped[agent] = f"turn {progress[agent]} ({calls})"
-    return {"cycles": [], "graph": graph, "stopped": stopped}

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from harness.adapters.clis.handback import unframed
-from harness.adapters.clis.observe import Call, walk
+from harness.adapters._calls import Call, walk
+from harness.adapters._handback import unframed
 
 DELEGATION = "Agent"
 # Where Claude Code keeps each subagent's transcript, under the scenario's folder.
@@ -189,27 +189,3 @@ def _text(content: Any) -> str:
     if isinstance(content, list):
         return "\n".join(str(b.get("text", "")) for b in content if b.get("type") == "text")
     return ""
-
-
-def question_back(shown: dict[str, Any], scripted: list[dict[str, Any]]) -> dict[str, Any]:
-    """An AskUserQuestion question as the answerer was shown it, in the scenarios'
-    spelling. Claude's has no id: it is the scripted question's with the same text, or
-    else (a text templated from a tool result) the one whose header or id the dialect
-    spelled into its header."""
-    original = next((q for q in scripted if q.get("question") == shown.get("question")), None)
-    original = original or next(
-        (q for q in scripted if shown.get("header") in (q.get("header"), q.get("id"))), None
-    )
-    # A question no script asked keeps the header the dialect spelled its id into.
-    fallback = shown.get("header") or shown.get("question") or "?"
-    out: dict[str, Any] = {"id": str(original["id"] if original else fallback)}
-    out["question"] = shown.get("question")
-    if "header" in shown:
-        out["header"] = shown["header"]
-    if "options" in shown:
-        out["options"] = [
-            {k: o[k] for k in ("label", "description") if k in o} for o in shown["options"]
-        ]
-    if "multiSelect" in shown:
-        out["multi_select"] = shown["multiSelect"]
-    return out

@@ -1,6 +1,8 @@
 """The wire formats the fake answers in, one module each: `chat_completions` (OpenAI Chat
 Completions, POST {base}/chat/completions), `anthropic_messages` (Anthropic Messages, POST
-{base}/messages) and `openai_responses` (OpenAI Responses, POST {base}/responses).
+{base}/messages), `openai_responses` (OpenAI Responses, POST {base}/responses) and
+`gemini_generate` (Google's Gemini API, POST {base}/models/{model}:generateContent or
+:streamGenerateContent, the version before /models optional).
 
 A wire module is pure functions, gathered in its `ENDPOINT`: from a parsed request to the
 conversation the fake's checks and routing read (a Chat Completions-shaped body, so those
@@ -13,6 +15,7 @@ lists the wires; a new API is one more module here and one more row there.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -70,7 +73,10 @@ class Reply(Protocol):
 @dataclass(frozen=True)
 class Endpoint:
     """One wire as the fake serves it: its `path` below the base URL, and its functions.
-    `call_prefix` spells the fake's tool call ids on this wire (`call_1`, `toolu_1`)."""
+    `call_prefix` spells the fake's tool call ids on this wire (`call_1`, `toolu_1`).
+    `pattern`, for a wire whose path carries part of the request (Gemini's model and
+    method), matches the path below the base URL instead, anchored at its end; `path` then
+    only shows it, in listings and messages."""
 
     name: str
     path: str
@@ -78,7 +84,21 @@ class Endpoint:
     reply: Reply
     error: ErrorShape
     call_prefix: str = "call_"
+    pattern: re.Pattern[str] | None = None
 
     def speaks(self, path: str) -> bool:
         """Whether a request to `path` (below any base URL) is for this wire."""
-        return path.endswith(self.path)
+        if self.pattern is None:
+            return path.endswith(self.path)
+        return self.pattern.search(path) is not None
+
+    def below(self, path: str) -> bool:
+        """Whether `path`, the whole path below a base URL, is this wire's endpoint."""
+        if self.pattern is None:
+            return path == self.path
+        return self.pattern.fullmatch(path) is not None
+
+    def at(self, path: str) -> Endpoint:
+        """The wire as it answers a request to `path` (one it speaks): itself, unless its
+        path carries part of the request, which its module then binds into `conversation`."""
+        return self

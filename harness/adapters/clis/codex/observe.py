@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from harness.adapters.clis.observe import Call, serial
+from harness.adapters._calls import Call, serial
 
 SPAWN, WAIT = "spawn_agent", "wait_agent"
 ERRORS = "codex-stderr.log"  # each phase's stderr, in the scenario's folder (adapter.py)

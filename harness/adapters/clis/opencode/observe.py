@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from harness.adapters.clis.observe import Call, walk
+from harness.adapters._calls import Call, walk
 
 DELEGATION = "task"
 INVALID = "invalid"  # opencode's stand-in for a call to a tool the agent does not have

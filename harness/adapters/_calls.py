@@ -10,7 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from harness.fake.dialect import ASK_TOOL
+
+if TYPE_CHECKING:
+    from harness.fake import ScriptedLLM
+    from harness.scenario import Scenario
 
 
 @dataclass
@@ -64,3 +70,55 @@ def walk(
                 if call_id in errors:
                     tool_errors.append(errors[call_id])
     return tool_errors, handoffs
+
+
+def question_back(shown: dict[str, Any], scripted: list[dict[str, Any]]) -> dict[str, Any]:
+    """An AskUserQuestion question as the answerer was shown it, in the scenarios'
+    spelling. Claude's has no id: it is the scripted question's with the same text, or
+    else (a text templated from a tool result) the one whose header or id the dialect
+    spelled into its header."""
+    original = next((q for q in scripted if q.get("question") == shown.get("question")), None)
+    original = original or next(
+        (q for q in scripted if shown.get("header") in (q.get("header"), q.get("id"))), None
+    )
+    # A question no script asked keeps the header the dialect spelled its id into.
+    fallback = shown.get("header") or shown.get("question") or "?"
+    out: dict[str, Any] = {"id": str(original["id"] if original else fallback)}
+    out["question"] = shown.get("question")
+    if "header" in shown:
+        out["header"] = shown["header"]
+    if "options" in shown:
+        out["options"] = [
+            {k: o[k] for k in ("label", "description") if k in o} for o in shown["options"]
+        ]
+    if "multiSelect" in shown:
+        out["multi_select"] = shown["multiSelect"]
+    return out
+
+
+def scripted_questions(scenario: Scenario) -> list[dict[str, Any]]:
+    """Every question the scenario's scripts ask, as written: what a question a runtime
+    shows without its id (Claude Code's) is matched against (question_back)."""
+    return [
+        dict(q)
+        for agent in scenario.agents.values()
+        for turn in agent.script
+        for call in turn.calls
+        if call.tool == ASK_TOOL
+        for q in call.args.get("questions", ())
+        if isinstance(q, dict)
+    ]
+
+
+def offered(llm: ScriptedLLM, agent: str) -> frozenset[str]:
+    """The tools `agent` was offered in its latest request to the fake, by the runtime's
+    names (a Chat Completions `function`, or a Messages tool): a call to any other is
+    refused by the runtime itself, and waits on nobody."""
+    for captured in reversed(llm.requests):
+        if captured.agent != agent:
+            continue
+        body = captured.body
+        tools = body.get("tools") if isinstance(body, dict) else None
+        named = (t.get("function", t) for t in tools or () if isinstance(t, dict))
+        return frozenset(str(t.get("name")) for t in named if isinstance(t, dict))
+    return frozenset()

@@ -52,6 +52,32 @@ def unavailable() -> str | None:
     return None
 
 
+def choice() -> bool | None:
+    """HARNESS_OFFLINE: 1 requires offline, 0 turns it off, unset: where Linux allows."""
+    import os
+
+    setting = os.environ.get("HARNESS_OFFLINE", "")
+    if setting not in ("1", "0", ""):
+        from harness.contract import AdapterError  # imported here: run as a script, -I
+
+        raise AdapterError(f"HARNESS_OFFLINE={setting}: write 1 (required), 0 (off) or unset")
+    return {"1": True, "0": False, "": None}[setting]
+
+
+def decided(adapter: str, wanted: bool | None) -> tuple[bool, str]:
+    """Whether a runtime runs offline (`wanted`: required, off, or None: where Linux
+    allows), and where its runtime line says it ran."""
+    why_not = unavailable()
+    if wanted and why_not:
+        from harness.contract import AdapterError  # imported here: run as a script, -I
+
+        raise AdapterError(f"adapter {adapter}: cannot run offline: {why_not}")
+    offline = why_not is None if wanted is None else wanted
+    if offline:
+        return True, "offline (a network namespace with only loopback)"
+    return False, f"on this host's network ({why_not})" if why_not else "on this host's network"
+
+
 def command(unix: Path, port: int, argv: list[str]) -> list[str]:
     """`argv` run in a new network namespace, reaching the fake's `unix` socket as
     127.0.0.1:`port`."""
