@@ -60,7 +60,7 @@ def scripted_calls() -> Iterator[tuple[str, str, int, Call]]:
 
 
 def test_every_shipped_dialect_has_a_recording_and_loads_by_name() -> None:
-    assert SHIPPED == ["claude-code", "codex", "opencode", "qwen-code"]
+    assert SHIPPED == ["claude-code", "codex", "gemini-cli", "opencode", "qwen-code"]
     for name in SHIPPED:
         dialect = Dialect.load(name)
         assert dialect.name == name
@@ -400,3 +400,46 @@ def test_a_bad_second_call_is_refused_by_name(then: Any, message: str) -> None:
     with pytest.raises(DialectError) as info:
         Dialect.from_json({"tools": tools}, "here")
     assert message in str(info.value)
+
+
+def test_a_subagent_that_ends_by_a_tool_is_sent_its_last_words_in_it() -> None:
+    # Gemini CLI's subagents end only by calling complete_task: a last step that only
+    # speaks goes as that call, beside the text; a request that does not declare the tool
+    # (a root's) gets the text alone, and so does a step before the last.
+    dialect = Dialect.load("gemini-cli")
+    finish = {"type": "function", "function": {"name": "complete_task"}}
+    llm = ScriptedLLM({"child": [Turn(say="Looking."), Turn(say="UNRESOLVED: CUDA?")]},
+                      dialect=dialect)  # fmt: skip
+    body = {"model": "m", "messages": [{"role": "user", "content": "go"}], "tools": [finish]}
+    with httpx.Client(transport=httpx.MockTransport(llm.router().handler)) as client:
+        first = client.post(f"{BASE_URL}/chat/completions", json=body).json()
+        body["messages"] += [first["choices"][0]["message"], {"role": "user", "content": "on"}]
+        last = client.post(f"{BASE_URL}/chat/completions", json=body).json()
+    assert "tool_calls" not in first["choices"][0]["message"]
+    said = last["choices"][0]["message"]
+    assert said["content"] == "UNRESOLVED: CUDA?"
+    (call,) = said["tool_calls"]
+    assert call["function"]["name"] == "complete_task"
+    assert json.loads(call["function"]["arguments"]) == {"result": {"response": said["content"]}}
+    root = ScriptedLLM({"lead": [Turn(say="LEAD_COMPLETED")]}, dialect=dialect)
+    body = {"model": "m", "messages": [{"role": "user", "content": "go"}], "tools": []}
+    with httpx.Client(transport=httpx.MockTransport(root.router().handler)) as client:
+        said = client.post(f"{BASE_URL}/chat/completions", json=body).json()["choices"][0]
+    assert said["message"]["content"] == "LEAD_COMPLETED"
+    assert "tool_calls" not in said["message"]
+
+
+@pytest.mark.parametrize(
+    ("finish", "problem"),
+    [
+        ({"tool": "complete_task", "arguments": {"result": "done"}}, "no string carries {text}"),
+        ({"tool": "Task", "arguments": {"t": "{text}"}}, "a tool of its own"),
+        ("complete_task", "write {tool: NAME"),
+    ],
+)
+def test_a_finish_call_must_carry_the_text_in_a_tool_of_its_own(finish: Any, problem: str) -> None:
+    tools = {DELEGATION_TOOL: {"tool": "Task"}}
+    with pytest.raises(DialectError) as info:
+        Dialect.from_json({"tools": tools, "finish": finish}, "d")
+    assert problem in str(info.value)
+    assert str(info.value).startswith("d.finish")

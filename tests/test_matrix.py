@@ -102,8 +102,9 @@ def test_markdown_names_the_command_and_each_runtime(
     assert shown[0].startswith("Made by `harness matrix --adapter reference`.")
     assert "| reference | keyless-harness reference runtime (harness.runtime) |" in shown
     assert "| delegated-question-handoff | upstream |" in shown
-    # A CLI no adapter can run is named under the table, with why.
-    assert shown[-1].startswith("- Gemini CLI (@google/gemini-cli 0.61.0): not yet an adapter")
+    # A path of an agent CLI that no adapter runs is named under the table, with why.
+    assert shown[-1].startswith("- Gemini CLI headless (@google/gemini-cli 0.61.0, `gemini -p`)")
+    assert "no human end" in shown[-1]
 
 
 def test_a_runtime_named_twice_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
@@ -122,6 +123,6 @@ def test_the_committed_markdown_is_the_committed_json() -> None:
     # Each agent headless, then over ACP, side by side: where the two paths differ.
     assert names == [
         "reference", "node-dsh", "claude-code", "claude-code-acp", "qwen-code", "qwen-code-acp",
-        "opencode", "opencode-acp", "codex", "codex-acp",
+        "opencode", "opencode-acp", "codex", "codex-acp", "gemini-cli-acp",
     ]  # fmt: skip
     assert table["scenarios"] == sorted(SCENARIOS)

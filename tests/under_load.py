@@ -43,6 +43,7 @@ RUNTIMES = {
     "qwen-code-acp": None,
     "opencode-acp": None,
     "codex-acp": None,
+    "gemini-cli-acp": None,
 }
 STEPS = ("default", "cli", "matrix")
 # A process that does nothing but count, forever: one core's worth of load each.

@@ -8,7 +8,8 @@ Every runtime is an adapter, in a family; a family never imports a sibling famil
 - `clis/`: the agent CLIs, installed from their lockfiles and run one process per phase
   (`claude-code`, `qwen-code`, `opencode`, `codex`);
 - `acp/`: agents driven over the Agent Client Protocol with the harness as the editor
-  (`claude-code-acp`, `qwen-code-acp`, `opencode-acp`, `codex-acp`, and `acp:COMMAND`).
+  (`claude-code-acp`, `qwen-code-acp`, `opencode-acp`, `codex-acp`, `gemini-cli-acp`, and
+  `acp:COMMAND`).
 A Python one implements `Adapter` and is named as `module:factory`. What the families share
 sits here: the one table from `--adapter NAME` to a family member (`_load.py`), the
 known-failures files (`_expectations.py`), a runtime's report checked against the protocol

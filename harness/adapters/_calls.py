@@ -112,13 +112,16 @@ def scripted_questions(scenario: Scenario) -> list[dict[str, Any]]:
 
 def offered(llm: ScriptedLLM, agent: str) -> frozenset[str]:
     """The tools `agent` was offered in its latest request to the fake, by the runtime's
-    names (a Chat Completions `function`, or a Messages tool): a call to any other is
-    refused by the runtime itself, and waits on nobody."""
+    names (a Chat Completions `function`, a Messages tool, or a Gemini function
+    declaration): a call to any other is refused by the runtime itself, and waits on
+    nobody."""
     for captured in reversed(llm.requests):
         if captured.agent != agent:
             continue
         body = captured.body
         tools = body.get("tools") if isinstance(body, dict) else None
-        named = (t.get("function", t) for t in tools or () if isinstance(t, dict))
+        tools = [d for t in tools or () if isinstance(t, dict)
+                 for d in t.get("functionDeclarations") or [t]]  # fmt: skip
+        named = (t.get("function", t) for t in tools if isinstance(t, dict))
         return frozenset(str(t.get("name")) for t in named if isinstance(t, dict))
     return frozenset()

@@ -26,6 +26,7 @@ MEMBERS = {
     "qwen-code-acp": ("acp", "harness.adapters.acp.qwen_code", "qwen_code_acp"),
     "opencode-acp": ("acp", "harness.adapters.acp.opencode", "opencode_acp"),
     "codex-acp": ("acp", "harness.adapters.acp.codex", "codex_acp"),
+    "gemini-cli-acp": ("acp", "harness.adapters.acp.gemini_cli", "gemini_cli_acp"),
 }
 NAMED = tuple(MEMBERS)
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)

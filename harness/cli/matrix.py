@@ -27,14 +27,10 @@ DEFAULT_ADAPTERS = ("reference",)
 # Agent CLIs with subagents and a human tool that no adapter can run, each with why: stated
 # under every table, so a reader looking for one learns why it has no column.
 NOT_RUN = {
-    "Gemini CLI (@google/gemini-cli 0.61.0)": "not yet an adapter. The fake speaks its wire "
-    "(generateContent, streamGenerateContent), and it was tried against it by hand, headless "
-    "and over ACP (`gemini --acp`): it declares ask_user in neither (only its terminal UI has "
-    "it), so only its plan reviews can be scripted, and headless approves them itself. Over "
-    "ACP a root's exit_plan_mode reaches the client as session/request_permission and is "
-    "answered; a child's, in plan mode (with the generalist subagent allowed by a policy "
-    "file), never reaches the client and the run waits for ever, while ACP shows nothing of "
-    "the child, so no quiescence can be read off it yet",
+    "Gemini CLI headless (@google/gemini-cli 0.61.0, `gemini -p`)": "no column: headless it "
+    "has no human end at all. It declares no ask_user (only its terminal UI does), and it "
+    "approves a plan review by its own policy, without asking anyone, then switches to YOLO "
+    "mode, a child's included. Over ACP, where an editor answers, it is `gemini-cli-acp`",
 }
 # What a runtime line says of the machine it ran on, not of the runtime: left out of the
 # table, so that it reads the same wherever the runtimes are the same.

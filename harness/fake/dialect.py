@@ -25,6 +25,12 @@ filled from the first call's result (its fields when it is a JSON object, and `{
 the whole text). The fake sends it as the agent's next reply, when the request carrying
 that result comes, without consuming a scripted step; the delegation's label then names
 the second call, so `{{LABEL.result}}` is the handoff.
+
+A runtime whose subagent ends only by calling a tool (Gemini CLI: `complete_task`) says so
+with `finish`: a spelling filled from `{text}`, the child's last words. An agent's last
+scripted step that only speaks is then sent with that call beside its text, when the
+request declares the tool (a child's does; a root's does not), as a model of that runtime
+would end; its text stays the agent's final words.
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ DIALECTS = Path(__file__).resolve().parents[1] / "dialects"  # harness/dialects/
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _WHOLE = re.compile(rf"\{{({_NAME}(?:\|{_NAME})*)\}}")
 _EACH = frozenset({"$each", "$as", "$defaults"})
+_KEYS = frozenset({"name", "tools", "cannot", "about", "side", "finish"})
 
 
 class DialectError(ValueError):
@@ -233,6 +240,8 @@ class Dialect:
     cannot: Mapping[str, str] = field(default_factory=dict)
     # Requests beside the agents' turns, each answered without consuming a script.
     side: tuple[Side, ...] = ()
+    # The call that ends a subagent, filled from {text} (its last words); None: text ends it.
+    finish: Spelling | None = None
 
     def side_request(self, conversation: Mapping[str, Any]) -> Side | None:
         """The declared side request `conversation` is, if any."""
@@ -267,12 +276,14 @@ class Dialect:
             out["side"] = [
                 {k: v for k, v in vars(s).items() if v not in (None, False)} for s in self.side
             ]
+        if self.finish is not None:
+            out["finish"] = self.finish.to_json()
         return out
 
     @classmethod
     def from_json(cls, value: Any, where: str) -> Dialect:
         """Parse {name?, tools: {scenario tool: spelling}}; DialectError says what to fix."""
-        if not isinstance(value, dict) or set(value) - {"name", "tools", "cannot", "about", "side"}:
+        if not isinstance(value, dict) or set(value) - _KEYS:
             raise DialectError(f"{where}: write {{name: RUNTIME, tools: {{subagent: {{...}}}}}}")
         tools = value.get("tools")
         if not isinstance(tools, dict) or set(tools) - set(SCENARIO_TOOLS):
@@ -302,7 +313,14 @@ class Dialect:
         if not isinstance(side, list):
             raise DialectError(f"{where}.side: a list of side requests")
         sides = tuple(Side.from_json(v, f"{where}.side[{i}]") for i, v in enumerate(side))
-        return cls(spellings, name, dict(sorted(cannot.items())), sides)
+        finish = None
+        if "finish" in value:
+            finish = Spelling.from_json(value["finish"], f"{where}.finish", "")
+            if "{text}" not in json.dumps(finish.arguments):
+                raise DialectError(f"{where}.finish.arguments: no string carries {{text}}")
+            if finish.tool in runtime:
+                raise DialectError(f"{where}.finish.tool: a tool of its own, not a scenario tool's")
+        return cls(spellings, name, dict(sorted(cannot.items())), sides, finish)
 
     @classmethod
     def load(cls, spec: str) -> Dialect:

@@ -135,6 +135,28 @@ def render(
     return message, delegations
 
 
+def finished(
+    agent: str,
+    step: int,
+    message: dict[str, Any],
+    declared: set[str | None],
+    dialect: Dialect,
+    next_call_id: Callable[[], str],
+) -> dict[str, Any]:
+    """An agent's last step that only speaks, ended as its runtime's subagents end: the
+    dialect's `finish` call, filled from its text, beside that text; only when the request
+    declares that tool (a child's does, a root's does not). Otherwise `message` as it is."""
+    finish, text = dialect.finish, message.get("content")
+    if finish is None or message.get("tool_calls") or finish.tool not in declared:
+        return message
+    if not isinstance(text, str):
+        return message
+    args = finish.spell({"text": text}) or {}
+    call_id = next_call_id()
+    call = _tool_call(call_id, finish.tool, _arguments(agent, step, 1, finish.tool, args), finish)
+    return {**message, "tool_calls": [call]}
+
+
 def follow_up(
     agent: str,
     step: int,

@@ -32,12 +32,13 @@ from harness.contract import AGENT_HEADER, CapturedRequest
 from harness.fake.dialect import REFERENCE_DELEGATION, Delegation, Dialect
 from harness.fake.endpoints import endpoint_for
 from harness.fake.record import PrefixLog, Record
-from harness.fake.reply import AgentState, Finished, follow_up, render
+from harness.fake.reply import AgentState, Finished, finished, follow_up, render
 from harness.fake.request import (
     check_credentials,
     check_declared,
     check_request,
     checked_messages,
+    declared_name,
     describe,
     describe_turn,
     parsed,
@@ -280,6 +281,9 @@ class ScriptedLLM:
         message, delegations = render(
             agent, step, state, script[state.cursor], messages, self.dialect, next_call_id
         )
+        if step == len(script) and self.dialect.finish is not None:
+            declared = {declared_name(t) for t in body.get("tools") or ()}
+            message = finished(agent, step, message, declared, self.dialect, next_call_id)
         return agent, step, self._served(agent, step, body, messages, message, delegations)
 
     def _served(

@@ -11,5 +11,6 @@ official Python SDK (`agent-client-protocol`): its connection, its schema, its r
   made it and what each model was shown from the fake.
 - `adapter.py`: the family's adapter: install from a lockfile, offline, skip reasons.
 - one module per named agent (`claude-code-acp`, `qwen-code-acp`, `codex-acp`,
-  `opencode-acp`), and `generic.py` for any other (`--adapter acp:COMMAND`).
+  `opencode-acp`, `gemini-cli-acp`), and `generic.py` for any other (`--adapter
+  acp:COMMAND`).
 """

@@ -147,6 +147,9 @@ class AcpAdapter:
             text = pattern.sub(replacement, text)
         return text
 
+    def call_id(self, run: AcpRun, shown: str) -> str:
+        return shown  # the model's call id, kept as the toolCallId
+
     # -- one scenario -------------------------------------------------------------------
     def skip(self, scenario: Scenario) -> str | None:
         """Why an editor cannot express the scenario with this agent (None: it runs)."""

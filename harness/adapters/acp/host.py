@@ -68,7 +68,7 @@ class Host:
         shown = [dumped(o) for o in options]
         self.run.saw("asking its user's permission")
         run = self.run
-        call_id = str(call.get("toolCallId"))
+        call_id = run.agent.call_id(run, str(call.get("toolCallId")))
         asker = run.llm.caller(call_id) or run.roots.get(session_id, "?")
         tool = run.tool_of(call_id) or str(call.get("title"))
         given = run.arguments_of(call_id) or dict(call.get("rawInput") or {})

@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 from collections import deque
 from collections.abc import Awaitable, Mapping
 from pathlib import Path
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from harness.scenario._model import Reply
 
 POLL = 0.02  # seconds between looks at a run that has said nothing new
+_NOTICE = re.compile(r"\[MODE_UPDATE\] \w+")  # Gemini CLI's word that a mode changed
 LINE_LIMIT = 1 << 24  # an update may carry a whole file; the SDK's reader takes lines this long
 T = TypeVar("T")
 
@@ -84,6 +86,10 @@ class Agent(Protocol):
         """`text` without what varies per run (session ids, timings)."""
         ...
 
+    def call_id(self, run: AcpRun, shown: str) -> str:
+        """The id the fake issued for a call the agent shows as `shown` (its toolCallId)."""
+        ...
+
 
 class Stopped(Exception):
     """The run cannot go on: `outcome` (hang, error) and why."""
@@ -111,7 +117,7 @@ class AcpRun:
         self.roots: dict[str, str] = {}  # ACP session id -> the phase's root
         self.current: str | None = None  # the root being prompted
         self.updates: list[tuple[str, dict[str, Any]]] = []  # every session/update, in order
-        self.tools: dict[str, dict[str, Any]] = {}  # toolCallId -> its latest state
+        self.tools: dict[str, dict[str, Any]] = {}  # the fake's call id -> its latest state
         self.said: dict[str, list[list[str]]] = {}  # session -> its messages' text chunks
         self._message: dict[str, Any] = {}  # session -> the messageId of its last chunk
         self._made: tuple[int, dict[str, tuple[str, str, dict[str, Any]]]] = (-1, {})
@@ -133,7 +139,8 @@ class AcpRun:
         self.saw(f"sending a session/update ({kind})")
         messages = self.said.setdefault(session, [])
         if kind in ("tool_call", "tool_call_update"):
-            call = self.tools.setdefault(str(update.get("toolCallId")), {"session": session})
+            shown = self.agent.call_id(self, str(update.get("toolCallId")))
+            call = self.tools.setdefault(shown, {"session": session})
             call.update({k: v for k, v in update.items() if k != "sessionUpdate"})
             if messages and messages[-1]:
                 messages.append([])  # text after a call is a message of its own
@@ -158,6 +165,10 @@ class AcpRun:
     def issued(self, call_id: str) -> tuple[str, str, dict[str, Any]] | None:
         """(the agent, the runtime's tool name, its arguments) of a call the fake issued."""
         return self._issued().get(call_id)
+
+    def issued_calls(self) -> dict[str, tuple[str, str, dict[str, Any]]]:
+        """Every call the fake issued: id -> (the agent, the runtime's tool, arguments)."""
+        return self._issued()
 
     def _issued(self) -> dict[str, tuple[str, str, dict[str, Any]]]:
         """Every call the fake issued; read again only when it has replied again (a run is
@@ -339,7 +350,10 @@ class _Unserved(logging.Filter):
 def _aside(update: Mapping[str, Any]) -> bool:
     """A chunk that is no words of the session's root: a child's, linked to the call that
     started it (Qwen Code's `parentToolCallId`, Claude Code's `parentToolUseId`), or the
-    agent's own notice (Claude Code's `informational`)."""
+    agent's own notice (Claude Code's `informational`, Gemini CLI's `[MODE_UPDATE] MODE`)."""
+    content = update.get("content")
+    if isinstance(content, dict) and _NOTICE.fullmatch(str(content.get("text", ""))):
+        return True
     meta = update.get("_meta")
     if not isinstance(meta, dict):
         return False
