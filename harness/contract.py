@@ -49,7 +49,7 @@ SENTINEL_KEY = "sk-keyless-harness-sentinel"
 LEVELS = ("rule", "upstream")
 
 # The APIs the reference runtime can reach the fake by: its own client, or an official SDK.
-APIS = ("chat-completions", "anthropic-messages", "openai-responses")
+APIS = ("chat-completions", "anthropic-messages", "openai-responses", "gemini-generate")
 
 
 @dataclass(frozen=True)

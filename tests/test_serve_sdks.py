@@ -1,11 +1,9 @@
-"""The official Node SDKs run a whole delegation tree against `harness serve` on three of its
-wires (openai's Chat Completions and Responses, @anthropic-ai/sdk's Messages), streamed and
-not, with no routing header and the sentinel key; every wire must end with the same final
-and hand the same children's finals back up, those the scenario expects (the Python SDKs'
-twins are in tests/test_serve.py, tests/test_wire_anthropic.py and
-tests/test_wire_responses.py). The fourth wire, Gemini's generateContent, is run the same
-way, on the same scenarios and dialects, by the Python google-genai SDK in
-tests/test_wire_gemini.py (no Node SDK for it is installed here).
+"""The official Node SDKs run a whole delegation tree against `harness serve` on its four
+wires (openai's Chat Completions and Responses, @anthropic-ai/sdk's Messages, @google/genai's
+generateContent), streamed and not, with no routing header and the sentinel key; every wire
+must end with the same final and hand the same children's finals back up, those the
+scenario expects (the Python SDKs' twins are in tests/test_serve.py,
+tests/test_wire_anthropic.py, tests/test_wire_responses.py and tests/test_wire_gemini.py).
 
 The SDKs are installed from tests/fixtures/node-sdks's lockfile on first use, and again
 whenever the lockfile changes.
@@ -32,7 +30,7 @@ from tests.serving import Served, serve_process
 
 CLIENT = Path(__file__).parent / "fixtures" / "node-sdks"
 # delegate.mjs's names for the wires (not `wire`: tests/conftest.py parametrises that one)
-APIS = ["chat-completions", "anthropic-messages", "openai-responses"]
+APIS = ["chat-completions", "anthropic-messages", "openai-responses", "gemini-generate"]
 
 # `cli`: they start Node, so they run with the real runtimes (`pytest -m cli`), not in the
 # default run; the Python SDKs' twins stay there.

@@ -33,7 +33,7 @@ GUARD_NAMES = (
 )
 DEFAULT_GUARD = GUARD_NAMES[0]
 # harness.contract.APIS (kept in step by tests/test_sdk_wires.py).
-API_NAMES = ("chat-completions", "anthropic-messages", "openai-responses")
+API_NAMES = ("chat-completions", "anthropic-messages", "openai-responses", "gemini-generate")
 # harness.run.LEVELS, lowest first (kept in step by tests/test_levels.py).
 LEVEL_NAMES = ("rule", "upstream")
 
@@ -89,8 +89,8 @@ def add_options(command: Any) -> None:
         choices=API_NAMES,
         default=API_NAMES[0],
         help="the API the reference runtime's model client speaks: its own Chat Completions "
-        "client (the default), or the official anthropic or openai SDK in its place, on "
-        "Messages or Responses (the test extra's)",
+        "client (the default), or the official anthropic, openai or google-genai SDK in its "
+        "place, on Messages, Responses or Gemini's generateContent (the test extra's)",
     )
     add(
         "--chunk",
