@@ -73,6 +73,7 @@ class QwenCodeAcp(AcpAdapter):
             **self.bare_environment(run, home),
             "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1",
             "OPENAI_API_KEY": SENTINEL_KEY,
+            "QWEN_CODE_NO_RELAUNCH": "1",  # one process: no parent to raise its heap
             "OPENAI_MODEL": "scripted",
         }
 
