@@ -33,7 +33,8 @@ SCENARIOS = {s.id: s for s in load_all()}
 #   (an agent CLI, upstream's dsh), npm installing one, or the official Node SDKs
 #   (tests/test_serve_sdks.py); CI's matrix step runs every runtime's cells already.
 #   `pytest -m cli` runs them. A test without the marker that starts node, npm or anything
-#   under adapters/ fails (no_runtimes), in its setup as in its call.
+#   under adapters/ fails (no_runtimes), in its setup as in its call. Those that run a CLI's
+#   whole corpus are `corpus` too: CI's cli step leaves them to its matrix step.
 # - `load`: checks that load the machine or measure it, meant to run alone: `harness serve`
 #   under load and abuse (tests/test_serve_load.py) and the benchmark suite's quick run
 #   (tests/test_benchmarks.py). `pytest -m load`.

@@ -199,6 +199,7 @@ def test_offline_means_only_loopback(tmp_path: Path) -> None:
 
 
 @pytest.mark.cli
+@pytest.mark.corpus
 @pytest.mark.timeout(600)  # the whole corpus: about 35 s alone, minutes on a loaded machine
 def test_the_cli_runs_every_scenario_it_can_at_the_rule_level(
     capsys: pytest.CaptureFixture[str], cli_runs_shared: SharedClis

@@ -186,6 +186,7 @@ def test_a_root_to_be_answered_is_skipped_headless(codex: Codex) -> None:
 
 
 @pytest.mark.cli
+@pytest.mark.corpus
 @pytest.mark.timeout(600)  # the corpus: about 15 s alone, minutes on a loaded machine
 def test_the_cli_judges_it_at_both_levels(
     capsys: pytest.CaptureFixture[str], cli_runs_shared: SharedClis

@@ -283,6 +283,7 @@ def _store(path: Path) -> None:
 
 
 @pytest.mark.cli
+@pytest.mark.corpus
 @pytest.mark.timeout(600)  # two scenarios at two levels: seconds alone, more under load
 def test_the_cli_judges_its_known_failure_at_both_levels(
     capsys: pytest.CaptureFixture[str], cli_runs_shared: SharedClis

@@ -279,6 +279,7 @@ def test_a_plan_review_for_a_root_is_skipped_with_why(qwen: QwenCode) -> None:
 
 
 @pytest.mark.cli
+@pytest.mark.corpus
 @pytest.mark.timeout(600)  # the corpus: about 45 s alone, minutes on a loaded machine
 def test_the_cli_judges_it_at_both_levels(
     capsys: pytest.CaptureFixture[str], cli_runs_shared: SharedClis
