@@ -46,7 +46,7 @@ SENTINEL_KEY = "sk-keyless-harness-sentinel"
 
 # Conformance levels (scenarios/INTERPRETING.md), lowest first: each includes every
 # expectation of those below. The runner judges by them; a known-failures file names one.
-LEVELS = ("rule", "upstream")
+LEVELS = ("live", "rule", "upstream")
 
 # The APIs the reference runtime can reach the fake by: its own client, or an official SDK.
 APIS = ("chat-completions", "anthropic-messages", "openai-responses", "gemini-generate")

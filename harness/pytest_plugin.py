@@ -202,9 +202,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--harness-level",
-        choices=("rule", "upstream"),
+        choices=("live", "rule", "upstream"),
         default="upstream",
-        help="the conformance level harness_run gates on: rule, or upstream (the default; "
+        help="the conformance level harness_run gates on: live, rule, or upstream (the default; "
         "a golden compared through scenario_snapshot is upstream's whatever this says)",
     )
     group.addoption(

@@ -38,4 +38,4 @@ def test_held_names_a_level_below_upstream(tmp_path: Path) -> None:
     with pytest.raises(ExpectationsError) as info:
         known(tmp_path, "scenarios:\n  a: {expected: fail, held: upstream, reason: x}\n")
     (problem,) = info.value.problems
-    assert problem.endswith("/scenarios/a/held: the level it still holds: rule")
+    assert problem.endswith("/scenarios/a/held: the level it still holds: live, rule")

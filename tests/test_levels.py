@@ -1,7 +1,9 @@
-"""Conformance levels: `rule` (the behaviour the decision asks for, in any words) and
-`upstream` (also upstream's codes, exact texts and goldens). Each result holds the highest
-level it meets; `--level` says which one gates. The runtime that keeps the rule in other
-words is the reference under the `other-words` guard (harness.adapters.reference.guards)."""
+"""Conformance levels: `live` (nothing hangs and no question is lost), `rule` (the behaviour
+the decision asks for, in any words) and `upstream` (also upstream's codes, exact texts and
+goldens). Each result holds the highest level it meets; `--level` says which one gates. The
+runtime that keeps the rule in other words is the reference under the `other-words` guard
+(harness.adapters.reference.guards); the one that forwards a child's question to the human
+end is the reference with no caller check (`none`) and a human who answers it."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from harness.adapters.reference.guards import GUARDS, OTHER_WORDS_MESSAGE
 from harness.cli import main
 from harness.cli._options import LEVEL_NAMES
 from harness.contract import Observation, RunOptions
-from harness.run import LEVELS, RULE, UPSTREAM, judge, run_scenario
+from harness.run import LEVELS, LIVE, RULE, UPSTREAM, judge, run_scenario
 from harness.run._mutants import mutant_matrix
 from tests.conftest import SCENARIOS
 
@@ -39,7 +41,7 @@ def held(obs: Observation, level: str = UPSTREAM) -> tuple[str, str | None, list
 
 
 def test_the_cli_knows_the_levels_lowest_first() -> None:
-    assert LEVEL_NAMES == LEVELS == (RULE, UPSTREAM)
+    assert LEVEL_NAMES == LEVELS == (LIVE, RULE, UPSTREAM)
 
 
 def test_the_reference_holds_upstream() -> None:
@@ -68,7 +70,7 @@ def test_a_handoff_wrapped_in_the_runtimes_own_words_holds_the_rule() -> None:
                for h in obs.handoffs]  # fmt: skip
     status, level, mismatches = held(dataclasses.replace(obs, handoffs=wrapped), RULE)
     assert (status, level, mismatches) == ("pass", RULE, [])
-    # One that lost the question breaks the rule itself.
+    # One that lost the question is not even live: the question is lost.
     lost = [{**h, "tool_result": "Subagent finished."} for h in obs.handoffs]
     status, level, mismatches = held(dataclasses.replace(obs, handoffs=lost), RULE)
     assert (status, level) == ("fail", "none")
@@ -78,20 +80,66 @@ def test_a_handoff_wrapped_in_the_runtimes_own_words_holds_the_rule() -> None:
 @pytest.mark.parametrize(
     ("change", "why"),
     [
-        # Qwen Code's kind: the child's ask answered with a non-error result.
+        # opencode's kind: the child's ask neither refused as an error nor put to anyone.
         ({"tool_errors": []}, "tool_errors: expected [child.ask_user_question=DELEGATED_CALLER]"),
-        ({"answerer_calls": 1}, "answerer_calls: expected 0, observed 1"),
         ({"outcome": "hang", "error": "waits"}, "outcome: expected completed, observed hang"),
-        ({"final": {"child": QUESTION, "parent": None}}, "final[parent]: nothing was said"),
+        ({"outcome": "error", "error": "crashed"}, "outcome: expected completed, observed error"),
     ],
-    ids=["not-an-error", "human-reached", "hang", "parent-silent"],
+    ids=["question-lost", "hang", "crash"],
 )
-def test_what_breaks_the_rule_fails_at_every_level(change: dict[str, object], why: str) -> None:
+def test_what_loses_a_question_or_hangs_fails_at_every_level(
+    change: dict[str, object], why: str
+) -> None:
     obs = dataclasses.replace(observed(HANDOFF, "other-words"), **change)  # type: ignore[arg-type]
     for level in LEVELS:
         status, at, mismatches = held(obs, level)
         assert (status, at) == ("fail", "none")
         assert any(m.startswith(why) for m in mismatches), mismatches
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        ({"answerer_calls": 1}, "answerer_calls: expected 0, observed 1"),
+        ({"final": {"child": QUESTION, "parent": None}}, "final[parent]: nothing was said"),
+    ],
+    ids=["human-reached", "parent-silent"],
+)
+def test_what_breaks_the_rule_alone_holds_live(change: dict[str, object], why: str) -> None:
+    obs = dataclasses.replace(observed(HANDOFF, "other-words"), **change)  # type: ignore[arg-type]
+    assert held(obs, LIVE) == ("pass", LIVE, [])
+    status, at, mismatches = held(obs, RULE)
+    assert (status, at) == ("fail", LIVE)
+    assert any(m.startswith(why) for m in mismatches), mismatches
+
+
+def forwarded(answerer: str = "scripted") -> Observation:
+    """delegated-question-handoff on a runtime with no caller check, whose human end
+    answers the child's question: a runtime that forwards it up, as openai-agents and
+    langgraph do (issue 48)."""
+    from harness.runtime.questions import Answer
+    from harness.scenario._model import Reply
+
+    scenario = SCENARIOS[HANDOFF]
+    answers = {"cuda-fallback": Reply(items=(Answer("cuda-fallback", ("No",)),))}
+    world = dataclasses.replace(scenario.world, answerer=answerer, answers=answers)
+    with ReferenceAdapter() as reference:
+        return reference.run(dataclasses.replace(scenario, world=world), RunOptions(guard="none"))
+
+
+def test_a_runtime_that_forwards_a_childs_question_holds_live_not_the_rule() -> None:
+    obs = forwarded()
+    assert (obs.outcome, obs.tool_errors, obs.answerer_calls) == ("completed", [], 1)
+    assert [call["caller"] for call in obs.asked] == ["child"]
+    assert held(obs, LIVE) == ("pass", LIVE, [])
+    status, at, mismatches = held(obs, RULE)
+    assert (status, at) == ("fail", LIVE)
+    assert mismatches[:2] == [
+        "answerer_calls: expected 0, observed 1",
+        "tool_errors: expected [child.ask_user_question=DELEGATED_CALLER], observed []",
+    ]
+    # Forwarded to a human end that never answers, the same runtime hangs: not live.
+    assert held(forwarded("tripwire"), LIVE)[:2] == ("fail", "none")
 
 
 def test_a_golden_is_upstream_only(tmp_path: Path) -> None:
@@ -144,7 +192,7 @@ def test_text_junit_and_github_show_the_level(
     out = capsys.readouterr().out.splitlines()
     line = next(x for x in out if x.startswith("FAIL ") and HANDOFF in x)
     assert line.split()[1:3] == [HANDOFF, RULE]
-    assert "levels held: 1 upstream, 1 rule, 0 none (gating on upstream)" in out
+    assert "levels held: 1 upstream, 1 rule, 0 live, 0 none (gating on upstream)" in out
     (annotation,) = [x for x in out if x.startswith("::error ")]
     assert f"title={HANDOFF}%3A FAIL (holds rule)::" in annotation
     suite: Any = next(iter(JUnitXml.fromfile(str(junit))))
@@ -206,7 +254,7 @@ def test_a_roots_answer_in_the_runtimes_own_words_holds_the_rule() -> None:
     assert (status, level, mismatches) == ("pass", RULE, [])
     for wrong in ("ANSWERED: " + OWN_WORDS.format(label="Yes"), OWN_WORDS.format(label="No")):
         status, level, mismatches = held(dataclasses.replace(obs, final={"lead": wrong}), RULE)
-        assert (status, level) == ("fail", "none"), wrong
+        assert (status, level) == ("fail", LIVE), wrong
         assert mismatches[0].startswith("final[lead]: expected exactly"), mismatches
 
 
@@ -216,7 +264,7 @@ def test_typed_text_must_reach_the_root_for_the_rule() -> None:
     own = {"lead": f'ANSWERED: Your questions have been answered: "Which pools?"="{typed}".'}
     assert held(dataclasses.replace(obs, final=own), RULE)[:2] == ("pass", RULE)
     lost = {"lead": 'ANSWERED: Your questions have been answered: "Which pools?"="".'}
-    assert held(dataclasses.replace(obs, final=lost), RULE)[:2] == ("fail", "none")
+    assert held(dataclasses.replace(obs, final=lost), RULE)[:2] == ("fail", LIVE)
 
 
 def test_a_plan_reviews_result_is_the_runtimes_own_words() -> None:
@@ -233,7 +281,7 @@ def test_a_final_text_that_is_no_human_tools_result_is_read_as_before() -> None:
     final = {**obs.final, "parent": "Done: PARENT_COMPLETED"}
     assert held(dataclasses.replace(obs, final=final), RULE)[:2] == ("pass", RULE)
     final = {**obs.final, "parent": "Done."}
-    assert held(dataclasses.replace(obs, final=final), RULE)[:2] == ("fail", "none")
+    assert held(dataclasses.replace(obs, final=final), RULE)[:2] == ("fail", LIVE)
 
 
 def test_a_final_text_carrying_handoffs_reads_them_as_the_handoffs_rule_does() -> None:
@@ -247,5 +295,17 @@ def test_a_final_text_carrying_handoffs_reads_them_as_the_handoffs_rule_does() -
     assert held(dataclasses.replace(obs, final=wrapped), RULE)[:2] == ("pass", RULE)
     lost = {**obs.final, "parent": f"PARENT_COMPLETED: {a} | (agent b)"}
     status, level, mismatches = held(dataclasses.replace(obs, final=lost), RULE)
-    assert (status, level) == ("fail", "none")
+    assert (status, level) == ("fail", LIVE)  # the parent's words: the handoffs carried it
     assert mismatches[0].startswith("final[parent]: expected exactly")
+
+
+def test_level_live_gates_the_corpus_and_a_hang_fails_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, report = run_json(capsys, "--level", "live")
+    assert (status, report["level"]) == (0, LIVE)
+    assert {r["level"] for r in report["scenarios"]} == {UPSTREAM}
+    # With no caller check, a child's question reaches a human end that never answers: the
+    # run hangs, which no level lets pass (exit 3: a scenario hung).
+    status, report = run_json(capsys, "--guard", "none", "--level", "live", HANDOFF)
+    assert (status, report["scenarios"][0]["level"]) == (3, "none")

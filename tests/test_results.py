@@ -98,7 +98,7 @@ def test_github_annotations_point_at_the_failing_expectation(
     file, line = where[BREAKS]
     assert (ROOT / file).is_file() and line >= 1
     text = summary.read_text("utf-8")
-    assert f"| `{FAILS}` | FAIL | none | answerer_calls: expected 0, observed 1 |" in text
+    assert f"| `{FAILS}` | FAIL | live | answerer_calls: expected 0, observed 1 |" in text
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 8])

@@ -30,7 +30,7 @@ def cell(ran: Ran) -> tuple[str, str]:
     first = (result.mismatches or [m for _, m in result.above] or [""])[0]
     if result.status == "skip":
         return "skip", first
-    if result.held in ("upstream", "rule"):
+    if result.held in ("upstream", "rule", "live"):
         return str(result.held), first
     if result.held is None:
         return "error", first

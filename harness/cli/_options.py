@@ -35,7 +35,7 @@ DEFAULT_GUARD = GUARD_NAMES[0]
 # harness.contract.APIS (kept in step by tests/test_sdk_wires.py).
 API_NAMES = ("chat-completions", "anthropic-messages", "openai-responses", "gemini-generate")
 # harness.run.LEVELS, lowest first (kept in step by tests/test_levels.py).
-LEVEL_NAMES = ("rule", "upstream")
+LEVEL_NAMES = ("live", "rule", "upstream")
 
 
 def add_options(command: Any) -> None:
@@ -104,9 +104,10 @@ def add_options(command: Any) -> None:
         "--level",
         choices=LEVEL_NAMES,
         default=LEVEL_NAMES[-1],
-        help="the conformance level that gates: rule (the behaviour the decision asks for, in "
-        "any words) or upstream (also upstream's codes, exact texts and goldens; the default). "
-        "Each result says the highest level it holds either way",
+        help="the conformance level that gates: live (nothing hangs and no question is lost: "
+        "a child's question refused or put to the human end), rule (the behaviour the "
+        "decision asks for, in any words) or upstream (also upstream's codes, exact texts and "
+        "goldens; the default). Each result says the highest level it holds either way",
     )
     add("--shard", default=None, metavar="K/N",
         help="run only shard K of N: a stable split by scenario id, so N jobs run every "

@@ -1,6 +1,6 @@
 """`harness matrix`: the corpus on several runtimes, as one table. Rows are scenarios,
 columns runtimes (with what each ran); a cell is the level the runtime holds (`upstream`,
-`rule`), `fails: FIRST MISMATCH` (with `known` when its known-failures file says so), or
+`rule`, `live`), `fails: FIRST MISMATCH` (with `known` when its known-failures file says so), or
 `skip: REASON`. Markdown for a README or docs page, JSON for tools, and `--check FILE`
 to say whether a committed table is still what the runtimes do."""
 
@@ -194,7 +194,7 @@ def markdown(table: dict[str, Any]) -> str:
     columns = table["columns"]
     lines = [
         f"Made by `{table['command']}`. A cell is the level the runtime holds (`upstream`, "
-        "`rule`), how it fails (`known` when its known-failures file says so), or why it "
+        "`rule`, `live`), how it fails (`known` when its known-failures file says so), or why it "
         "was skipped.",
         "",
         *heads("runtime", [(c["adapter"], c["runtime"]) for c in columns]),

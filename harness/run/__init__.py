@@ -13,13 +13,14 @@ from harness.contract import (
     snapshot_text,
 )
 from harness.run._diff import Difference, differences
-from harness.run._judge import RULE, UPSTREAM, Result, judge, summary
+from harness.run._judge import LIVE, RULE, UPSTREAM, Result, judge, summary
 from harness.run._loop import Ran, run_loop
 from harness.run._runner import compare_golden, effective_guard, run_scenario, run_scenarios
 
 __all__ = [
     "DEFAULT_BACKSTOP",
     "LEVELS",
+    "LIVE",
     "RULE",
     "UPSTREAM",
     "Difference",

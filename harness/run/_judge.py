@@ -2,12 +2,14 @@
 mismatch, saying what was expected and what was observed.
 
 Each expectation belongs to a conformance level (INTERPRETING.md, "Conformance levels"):
-`rule` is the behaviour the design document decides (the child's call fails as an error
-tool result, no human is reached, nothing hangs, the parent completes, the handoff carries
-the question, roots are answered); `upstream` adds upstream's codes, error names, exact
-texts and check order, and the golden snapshot. A result holds the highest level all of
-whose expectations it meets, and is judged at the level the run gates on: what it misses
-above that level is still reported (`above`), but does not fail it.
+`live` is what any runtime must do for nothing to hang and no question to be lost (the run
+ends as expected, each human call of an owned child fails back to it as an error or reaches
+the human end as a question, roots are answered); `rule` is the behaviour the design
+document decides (the child's call fails as an error tool result, no human is reached, the
+parent completes, the handoff carries the question); `upstream` adds upstream's codes,
+error names, exact texts and check order, and the golden snapshot. A result holds the
+highest level all of whose expectations it meets, and is judged at the level the run gates
+on: what it misses above that level is still reported (`above`), but does not fail it.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from harness.run._diff import Difference
 from harness.runtime.questions import QUESTION_DEFAULTS, answers_text
 from harness.scenario import AskedExpect, DirectExpect, Scenario, TextMatch
 
-RULE, UPSTREAM = LEVELS  # lowest first: each includes every expectation of those below
+LIVE, RULE, UPSTREAM = LEVELS  # lowest first: each includes every expectation of those below
 NONE = "none"  # held by a result that misses even the rule
 # How a line names a plain error (code ""), such as exit_plan_mode's own refusals.
 PLAIN = "Error"
@@ -107,20 +109,25 @@ def expectations(scenario: Scenario, obs: Observation) -> Found:
     found: Found = []
     if obs.outcome != expect.outcome:
         why = f" ({obs.error})" if obs.error else ""
-        found.append((RULE, f"outcome: expected {expect.outcome}, observed {obs.outcome}{why}"))
+        found.append((LIVE, f"outcome: expected {expect.outcome}, observed {obs.outcome}{why}"))
     if not json_equal(obs.answerer_calls, expect.answerer_calls):
-        found.append((RULE,
+        # Fewer: a question the human end was to answer never reached it. More: a question
+        # reached it that the rule refuses (a runtime that forwards it up), which is live.
+        fewer = isinstance(obs.answerer_calls, int) and obs.answerer_calls < expect.answerer_calls
+        found.append((LIVE if fewer else RULE,
             f"answerer_calls: expected {expect.answerer_calls}, observed {obs.answerer_calls}"
         ))  # fmt: skip
     found += _tool_errors(scenario, obs)
     if expect.handoffs is not None:
         texts = [h["tool_result"] for h in obs.handoffs]
+        # A handoff that does not carry the child's question has lost it: not live.
         if len(texts) != len(expect.handoffs):
-            found.append((RULE,
+            found.append((LIVE,
                 f"handoffs: expected {len(expect.handoffs)}, observed {len(texts)} {texts!r}"
             ))  # fmt: skip
         else:
-            found += _texts("handoffs", dict(enumerate(expect.handoffs)), dict(enumerate(texts)))
+            expected = dict(enumerate(expect.handoffs))
+            found += _texts("handoffs", expected, dict(enumerate(texts)), carrier=LIVE)
     readings = {
         agent: rule_reading(scenario, agent, match) for agent, match in expect.final.items()
     }
@@ -139,7 +146,9 @@ def expectations(scenario: Scenario, obs: Observation) -> Found:
 
 def _tool_errors(scenario: Scenario, obs: Observation) -> Found:
     """The rule: an error tool result on each (agent, tool) the scenario names, in order.
-    Upstream: also its code, then its text where the scenario pins one."""
+    Upstream: also its code, then its text where the scenario pins one. Live: each human
+    call expected to fail that did not fail reached the human end instead (`asked` names
+    its caller); one that did neither is a question lost."""
     expected, observed = scenario.expect.tool_errors, obs.tool_errors
     calls = [f"{e.agent or 'agentless'}.{e.tool}" for e in expected]
     seen = [f"{e['agent'] or 'agentless'}.{e['tool']}" for e in observed]
@@ -147,7 +156,9 @@ def _tool_errors(scenario: Scenario, obs: Observation) -> Found:
     got = [f"{c}={e['code'] or PLAIN}" for c, e in zip(seen, observed, strict=True)]
     if wanted != got:
         line = f"tool_errors: expected [{', '.join(wanted)}], observed [{', '.join(got)}]"
-        return [(RULE if calls != seen else UPSTREAM, line)]
+        if calls == seen:
+            return [(UPSTREAM, line)]
+        return [(LIVE if _lost(scenario, obs) else RULE, line)]
     return [
         (UPSTREAM, f"tool_errors[{i}].text: {why}")
         for i, e in enumerate(expected)
@@ -155,22 +166,39 @@ def _tool_errors(scenario: Scenario, obs: Observation) -> Found:
     ]
 
 
+def _lost(scenario: Scenario, obs: Observation) -> list[str]:
+    """The agents whose human calls were to fail and fell short (fewer errors on that tool
+    than expected) with none of their questions reaching the human end: lost in silence."""
+    asked = {call.get("caller") for call in obs.asked}
+    lost = []
+    for e in scenario.expect.tool_errors:
+        if e.tool not in HUMAN_TOOLS or e.agent in asked:
+            continue
+        want = sum(x.agent == e.agent and x.tool == e.tool for x in scenario.expect.tool_errors)
+        got = sum(x["agent"] == e.agent and x["tool"] == e.tool for x in obs.tool_errors)
+        if got < want and str(e.agent) not in lost:
+            lost.append(str(e.agent))
+    return lost
+
+
 def _texts(
     what: str,
     expected: dict[Any, TextMatch],
     observed: dict[Any, str | None],
     readings: dict[Any, TextMatch] | None = None,
+    carrier: str = RULE,
 ) -> Found:
-    """Each text that misses its match. The rule asks only that the text carry what the
-    scenario expects (a runtime may wrap a child's result in its own words: `readings`, or
-    `carried`); upstream asks for it exactly as written."""
+    """Each text that misses its match. Upstream asks for it exactly as written; below,
+    the text need only carry what the scenario expects (a runtime may wrap a child's result
+    in its own words: `readings`, or `carried`), and one that does not misses `carrier`,
+    the level that asks for it."""
     found: Found = []
     for key, match in expected.items():
         text = observed.get(key)
         why = match.mismatch(text)
         if why:
             rule = (readings or {}).get(key) or carried(match)
-            level = UPSTREAM if rule.mismatch(text) is None else RULE
+            level = UPSTREAM if rule.mismatch(text) is None else carrier
             found.append((level, f"{what}[{key}]: {why}"))
     return found
 
@@ -244,7 +272,7 @@ def _answered(result: str) -> list[str]:
 def _direct(expected: tuple[DirectExpect, ...], observed: list[dict[str, Any]]) -> Found:
     """The rule: each ask answered or refused as expected. Upstream: the code and text."""
     if len(observed) != len(expected):
-        return [(RULE, f"direct: expected {len(expected)} result(s), observed {len(observed)}")]
+        return [(LIVE, f"direct: expected {len(expected)} result(s), observed {len(observed)}")]
     found: Found = []
     for i, (want, got) in enumerate(zip(expected, observed, strict=True)):
         error = got.get("error")
@@ -252,9 +280,9 @@ def _direct(expected: tuple[DirectExpect, ...], observed: list[dict[str, Any]]) 
         if want.answers is not None:
             text = answers_text(want.answers)
             if error is not None or got["text"] != text:
-                level = RULE if error is not None else UPSTREAM  # answered, in other words
+                level = LIVE if error is not None else UPSTREAM  # answered, in other words
                 found.append((level, f"direct[{i}]: expected answers {text}, observed {shown}"))
-        elif error is None:
+        elif error is None:  # answered, where the rule refuses: the human end was reached
             found.append((RULE, f"direct[{i}]: expected {want.code}, observed {shown}"))
         elif error["code"] != want.code:
             found.append((UPSTREAM, f"direct[{i}]: expected {want.code}, observed {shown}"))
@@ -268,7 +296,9 @@ def _asked(expected: tuple[AskedExpect, ...], observed: list[dict[str, Any]]) ->
     the provider saw it."""
     ids = [[q.get("id") for q in call["questions"]] for call in observed]
     if len(observed) != len(expected):
-        return [(RULE, f"asked: expected {len(expected)} call(s), observed {len(observed)} {ids}")]
+        level = LIVE if len(observed) < len(expected) else RULE  # as answerer_calls
+        line = f"asked: expected {len(expected)} call(s), observed {len(observed)} {ids}"
+        return [(level, line)]
     out = []
     for i, (want, got) in enumerate(zip(expected, observed, strict=True)):
         if want.caller_pinned and got.get("caller") != want.caller:
