@@ -443,3 +443,25 @@ def test_a_finish_call_must_carry_the_text_in_a_tool_of_its_own(finish: Any, pro
         Dialect.from_json({"tools": tools, "finish": finish}, "d")
     assert problem in str(info.value)
     assert str(info.value).startswith("d.finish")
+
+
+def test_a_tool_per_child_is_named_after_the_child() -> None:
+    # The OpenAI Agents SDK offers each child as a tool of its own (Agent.as_tool).
+    dialect = Dialect.from_json(
+        {"tools": {DELEGATION_TOOL: {"tool": "{name}", "arguments": {"input": "{prompt}"}}}}, "d"
+    )
+    delegate = SCENARIOS["parallel-children-refused"].agents["parent"].script[0]
+    llm = ScriptedLLM({"parent": [delegate]}, dialect=dialect)
+    body = {"model": "m", "messages": [{"role": "user", "content": "go"}]}
+    with httpx.Client(transport=httpx.MockTransport(llm.router().handler)) as client:
+        reply = client.post(f"{BASE_URL}/chat/completions", json=body).json()
+    sent = reply["choices"][0]["message"]["tool_calls"]
+    assert [c["function"]["name"] for c in sent] == ["child-a", "child-b"]
+    assert json.loads(sent[0]["function"]["arguments"]) == {
+        "input": delegate.calls[0].args["prompt"]
+    }
+    with pytest.raises(DialectError, match=r"d\.tools\.subagent\.tool: a name, or one with"):
+        tools = {DELEGATION_TOOL: {"tool": "{agent}", "arguments": {"p": "{prompt}"}}}
+        Dialect.from_json({"tools": tools}, "d")
+    with pytest.raises(DialectError, match=r"d\.tools\.ask_user_question\.tool: a name, no templ"):
+        Dialect.from_json({"tools": {ASK_TOOL: {"tool": "{name}"}}}, "d")

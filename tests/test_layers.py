@@ -184,6 +184,7 @@ FAMILIES = (
     "harness.adapters.process",
     "harness.adapters.clis",
     "harness.adapters.acp",
+    "harness.adapters.frameworks",
 )
 INTO_FAMILIES = ("harness.adapters", "harness.adapters._load")
 

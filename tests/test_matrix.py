@@ -123,6 +123,6 @@ def test_the_committed_markdown_is_the_committed_json() -> None:
     # Each agent headless, then over ACP, side by side: where the two paths differ.
     assert names == [
         "reference", "node-dsh", "claude-code", "claude-code-acp", "qwen-code", "qwen-code-acp",
-        "opencode", "opencode-acp", "codex", "codex-acp", "gemini-cli-acp",
+        "opencode", "opencode-acp", "codex", "codex-acp", "gemini-cli-acp", "openai-agents",
     ]  # fmt: skip
     assert table["scenarios"] == sorted(SCENARIOS)

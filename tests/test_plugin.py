@@ -294,13 +294,9 @@ def test_an_item_without_a_scenario_id_relates_to_no_golden(request: pytest.Fixt
 
 def readme_example() -> str:
     """The test module the README shows an adopter, as written there."""
-    import re
+    from tests.helpers import readme_block
 
-    readme = (Path(__file__).parents[1] / "README.md").read_text("utf-8")
-    section = readme.split("### Pinning scenarios from your own tests", 1)[1]
-    block = re.search(r"```python\n(# tests/test_conformance.py\n.*?)```", section, re.S)
-    assert block is not None, "the README's example module is gone"
-    return block[1]
+    return readme_block("### Pinning scenarios from your own tests", "# tests/test_conformance.py")
 
 
 @pytest.mark.parametrize("update", [False, True], ids=["compare", "update"])

@@ -27,6 +27,7 @@ MEMBERS = {
     "opencode-acp": ("acp", "harness.adapters.acp.opencode", "opencode_acp"),
     "codex-acp": ("acp", "harness.adapters.acp.codex", "codex_acp"),
     "gemini-cli-acp": ("acp", "harness.adapters.acp.gemini_cli", "gemini_cli_acp"),
+    "openai-agents": ("frameworks", "harness.adapters.frameworks.openai_agents", "openai_agents"),
 }
 NAMED = tuple(MEMBERS)
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)

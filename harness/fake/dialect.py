@@ -125,7 +125,10 @@ class Delegation(Spelling):
     """How a runtime's delegation tool spells the scenarios' `subagent {name, prompt}`.
 
     Every string of `arguments` has `{name}` and `{prompt}` replaced by the scripted
-    values. None sends the scripted arguments unchanged (the reference runtime's own).
+    values. None sends the scripted arguments unchanged (the reference runtime's own). A
+    `tool` with `{name}` in it is a tool per child, named after it (an agent offered as a
+    tool, as openai-agents' `Agent.as_tool` does); `scenario_tool` cannot read such names
+    back, and an adapter that uses one reads them itself, knowing its children.
     """
 
     tool: str = DELEGATION_TOOL
@@ -147,6 +150,8 @@ class Delegation(Spelling):
         extra: frozenset[str] = frozenset(),
     ) -> Delegation:
         parsed = Spelling.from_json(value, where, default_tool, frozenset({"then"}))
+        if "{" in parsed.tool.replace("{name}", ""):
+            raise DialectError(f"{where}.tool: a name, or one with {{name}} (a tool per child)")
         if parsed.arguments is not None and "{prompt}" not in "".join(_strings(parsed.arguments)):
             raise DialectError(
                 f"{where}.arguments: no string carries {{prompt}}; the child's task must "
@@ -299,6 +304,9 @@ class Dialect:
                 kind = Delegation if tool == DELEGATION_TOOL else Spelling
                 spellings[tool] = kind.from_json(tools[tool], f"{where}.tools.{tool}", tool)
         runtime = [s.tool for s in spellings.values()]
+        for scenario_tool, spelling in spellings.items():
+            if scenario_tool != DELEGATION_TOOL and "{" in spelling.tool:
+                raise DialectError(f"{where}.tools.{scenario_tool}.tool: a name, no template")
         delegation = spellings.get(DELEGATION_TOOL)
         if isinstance(delegation, Delegation) and delegation.then is not None:
             runtime.append(delegation.then.tool)  # its second call is no other tool either

@@ -247,7 +247,10 @@ def _spell(
             agent=agent,
             step=step,
         )
-    return spelling.tool, _arguments(agent, step, index, tool, spelled)
+    named = spelling.tool
+    if delegated and "{name}" in named:  # a tool per child, named after it (an agent as tool)
+        named = named.replace("{name}", str(args.get("name")))
+    return named, _arguments(agent, step, index, tool, spelled)
 
 
 def _arguments(agent: str, step: int, index: int, tool: str, args: Any) -> str:

@@ -1,0 +1,91 @@
+"""A Python agent framework as a runtime under test: each scenario's agents built as the
+framework's users build them, run in this process against the fake (its SDK's own HTTP
+client, served in-process, nothing off loopback), the harness as the host of the top-level
+run. Each framework is a subclass that says how agents are built, run and resumed, and
+reads what happened; the observation is checked against the protocol and read back in the
+scenario's names (harness.adapters._foreign.reported).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from harness.contract import AdapterError, Observation, RunOptions
+
+if TYPE_CHECKING:
+    from harness.fake import ScriptedLLM
+    from harness.fake.dialect import Dialect
+    from harness.scenario import Scenario
+
+NO_SERVICE = (
+    "a framework's host is always its human end: a world composed without a user-questions "
+    "service, or without an agent registry, is a runtime's own make-up, not a framework's"
+)
+
+
+class FrameworkAdapter:
+    """The adapter (harness.contract.Adapter) of one framework; subclasses fill it in."""
+
+    name = ""  # --adapter NAME, adapters/NAME
+    label = ""  # the framework's name in reports
+    package = ""  # its distribution on the package index, and the extra that installs it
+    module = ""  # what is imported to see that it is there
+    features: frozenset[str] = frozenset({"assembled", "parallel-calls", "nested-delegation"})
+    reference = False
+    release = ""
+    # Scenarios it cannot express, by id, each with why.
+    skips: Mapping[str, str] = MappingProxyType({})
+
+    def __init__(self, root: Any = None) -> None:
+        import importlib
+        import importlib.metadata
+
+        try:
+            importlib.import_module(self.module)
+        except ImportError:
+            raise AdapterError(
+                f"adapter {self.name} needs {self.package}: pip install "
+                f"'keyless-harness[frameworks]'"
+            ) from None
+        self.release = importlib.metadata.version(self.package)
+        self.expectations = root / "expectations.yaml" if root is not None else None
+        self.runtime = f"{self.label} ({self.package} {self.release}), in-process"
+        self.dialect = self.make_dialect()
+
+    def close(self) -> None:
+        pass
+
+    def make_dialect(self) -> Dialect:
+        raise NotImplementedError
+
+    def skip(self, scenario: Scenario) -> str | None:
+        """Why a framework cannot express the scenario (None: it runs)."""
+        if not scenario.world.user_questions or not scenario.world.registry:
+            return NO_SERVICE
+        if any(r.failed or r.aborted for r in scenario.world.answers.values()):
+            return ("a user-questions provider that throws (`fail`, `abort`): a framework's "
+                    "human end is its host's decision, which cannot throw")  # fmt: skip
+        if any(a.plan_mode for a in scenario.agents.values()):
+            return f"plan mode: {self.label} has no plan mode, and no plan review to leave it"
+        return self.skips.get(scenario.id)
+
+    def drive(self, scenario: Scenario, llm: ScriptedLLM) -> dict[str, Any]:
+        """Run every phase of `scenario` in this process, the fake serving it; the
+        observation's JSON, as the protocol has it."""
+        raise NotImplementedError
+
+    def run(self, scenario: Scenario, options: RunOptions) -> Observation:
+        from harness.adapters._foreign import reported
+        from harness.fake import ScriptedLLM
+
+        why = self.skip(scenario)
+        if why is not None:
+            return Observation.empty(scenario.id, "skipped", why)
+        chunk = options.wire.chunk if options.wire.chunk is not None else scenario.stream_chunk
+        llm = ScriptedLLM({n: a.script for n, a in scenario.agents.items()}, chunk=chunk,
+                          roots=scenario.roots(), dialect=self.dialect)  # fmt: skip
+        with llm.intercept():
+            data = self.drive(scenario, llm)
+        return reported(self.name, scenario, data, llm)

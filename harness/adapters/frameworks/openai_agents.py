@@ -1,0 +1,186 @@
+"""`openai-agents`: the OpenAI Agents SDK, in-process, its agents on Chat Completions through
+the openai SDK's own client (served by the fake in-process).
+
+Built as its users build them: one `Agent` per scenario agent; a parent offered each of its
+children as a tool (`Agent.as_tool`, named after the child, taking `input`); the human
+channel a function tool that needs approval (`needs_approval=True`), `ask_user_question`,
+which returns the answers its host approved it with. The harness is the host of the
+top-level run: an approval a child's call needs bubbles up to it as an interruption of the
+top-level run (`RunResult.interruptions`), where the harness answers as the scenario's
+answerer says, and resumes the run (`RunState.approve` / `reject`). A scripted human with
+an answer to every question approves; any other answerer declines, and the call's result
+is the SDK's own refusal (`Tool execution was not approved.`).
+
+So a child's question reaches the human end instead of failing as an error: this breaks
+the rule, and holds `live` when the run then completes with the question handed up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness.adapters._calls import Call, walk
+from harness.adapters._npm import adapter_dir
+from harness.adapters.frameworks.adapter import FrameworkAdapter
+from harness.contract import SENTINEL_KEY
+from harness.fake.dialect import ASK_TOOL, DELEGATION_TOOL, Dialect
+from harness.fake.routing import message_text
+
+if TYPE_CHECKING:
+    from harness.fake import ScriptedLLM
+    from harness.scenario import Scenario
+
+NAME = "openai-agents"
+MODEL = "scripted"
+REFUSED = "Tool execution was not approved."  # the SDK's result for a rejected approval
+
+
+class Host:
+    """The run's context: the answers the host approved each call with, by call id."""
+
+    def __init__(self) -> None:
+        self.answers: dict[str, str] = {}
+
+
+class OpenAIAgents(FrameworkAdapter):
+    name = NAME
+    label = "OpenAI Agents SDK"
+    package = "openai-agents"
+    module = "agents"
+
+    def make_dialect(self) -> Dialect:
+        # Each child is a tool named after it (`as_tool`), taking the task as `input`.
+        delegation = {"tool": "{name}", "arguments": {"input": "{prompt}"}}
+        return Dialect.from_json({"name": NAME, "tools": {DELEGATION_TOOL: delegation}}, NAME)
+
+    def drive(self, scenario: Scenario, llm: ScriptedLLM) -> dict[str, Any]:
+        return asyncio.run(self._drive(scenario, llm))
+
+    async def _drive(self, scenario: Scenario, llm: ScriptedLLM) -> dict[str, Any]:
+        from agents import Runner, set_tracing_disabled
+
+        set_tracing_disabled(True)  # its traces would be posted to OpenAI
+        agents = self._agents(scenario)
+        host, asked = Host(), []
+        outcome, error, finals = "completed", None, {}
+        world = scenario.world
+        for phase in scenario.phases:
+            assert phase.agent is not None  # start phases only: the features say so
+            try:
+                result = await Runner.run(agents[phase.agent], phase.prompt, context=host)
+                while result.interruptions:
+                    state = result.to_state()
+                    for item in result.interruptions:
+                        call: Any = item.raw_item  # a function call: only ask needs approval
+                        # The tool takes the scenarios' own spelling: shown as it was given.
+                        given = json.loads(call.arguments or "{}")
+                        shown = [q for q in given.get("questions") or () if isinstance(q, dict)]
+                        asked.append({"caller": item.agent.name, "questions": shown})
+                        wanted = [str(q["id"]) for q in shown]
+                        if world.answerer == "scripted" and all(q in world.answers for q in wanted):
+                            host.answers[call.call_id] = _answers(world.answers, wanted)
+                            state.approve(item)
+                        else:
+                            state.reject(item)
+                    result = await Runner.run(agents[phase.agent], state, context=host)
+                finals[phase.agent] = str(result.final_output or "")
+            except Exception as exc:  # noqa: BLE001: the framework's failure is the run's
+                outcome, error = "error", f"{type(exc).__name__}: {exc}"
+                break
+        return _observed(scenario, llm, outcome, error, asked, finals)
+
+    def _agents(self, scenario: Scenario) -> dict[str, Any]:
+        from agents import Agent, OpenAIChatCompletionsModel, RunContextWrapper, function_tool
+        from openai import AsyncOpenAI
+
+        from harness.fake import BASE_URL
+
+        client = AsyncOpenAI(base_url=BASE_URL, api_key=SENTINEL_KEY, max_retries=0)
+        model = OpenAIChatCompletionsModel(model=MODEL, openai_client=client)
+
+        from agents.tool_context import ToolContext
+
+        def ask(context, questions):  # type: ignore[no-untyped-def]
+            """Ask the user one or more questions and wait for the answers."""
+            call_id = context.tool_call_id if isinstance(context, ToolContext) else ""
+            return context.context.answers.get(call_id, "")
+
+        # Objects, not strings: the SDK reads the schema from the hints, in its own module.
+        ask.__annotations__ = {"context": RunContextWrapper[Host], "questions": list[Any],
+                               "return": str}  # fmt: skip
+        human = function_tool(ask, name_override=ASK_TOOL, needs_approval=True, strict_mode=False)
+
+        built: dict[str, Any] = {}
+        # Children first, so each parent can be offered its children as tools.
+        for name in _children_first(scenario):
+            children = [built[c] for c, a in scenario.agents.items() if a.spawned_by == name]
+            tools = [c.as_tool(tool_name=c.name, tool_description=f"Delegate a task to {c.name}.")
+                     for c in children]  # fmt: skip
+            built[name] = Agent(name=name, instructions=f"You are {name}.", model=model,
+                                tools=[*tools, human])  # fmt: skip
+        return built
+
+
+def _children_first(scenario: Scenario) -> list[str]:
+    depth = {}
+    for name in scenario.agents:
+        at, d = name, 0
+        while (parent := scenario.agents[at].spawned_by) is not None:
+            at, d = parent, d + 1
+        depth[name] = d
+    return sorted(scenario.agents, key=lambda n: (-depth[n], list(scenario.agents).index(n)))
+
+
+def _answers(answers: Any, wanted: list[str]) -> str:
+    """The answers as upstream's tool result spells them."""
+    from harness.runtime.questions import answers_text
+
+    return answers_text(tuple(item for q in wanted for item in answers[q].items))
+
+
+def _observed(
+    scenario: Scenario,
+    llm: ScriptedLLM,
+    outcome: str,
+    error: str | None,
+    asked: list[dict[str, Any]],
+    finals: dict[str, str],
+) -> dict[str, Any]:
+    """The protocol's observation: the asks as they reached the host, each root's final
+    output as the SDK returned it; who called what and what each model was shown, from the
+    fake (a child's run is inside its parent's tool call, which the SDK returns whole)."""
+    calls: dict[str, Call] = {}
+    children: dict[str, str] = {}
+    handed: dict[str, dict[str, Any]] = {}
+    final: dict[str, str] = {}
+    for agent, message in list(llm.replies):
+        text = message_text(message.get("content"))
+        if text:
+            final[agent] = text
+        for call in message.get("tool_calls") or ():
+            function = call.get("function") or {}
+            tool = str(function.get("name"))
+            calls[call["id"]] = Call(agent, tool, json.loads(function.get("arguments") or "{}"))
+            if scenario.agents.get(tool) and scenario.agents[tool].spawned_by == agent:
+                children[call["id"]] = tool
+                result = llm.results.get(call["id"])
+                if result is not None:
+                    handed[call["id"]] = {"parent": agent, "child": tool, "child_final": None,
+                                          "tool_result": result}  # fmt: skip
+    final.update(finals)
+    roots = [p.agent for p in scenario.phases if p.agent is not None]
+    tool_errors, handoffs = walk(roots, calls, children, handed, {})
+    for handoff in handoffs:
+        handoff["child_final"] = final.get(handoff["child"])
+    return {
+        "outcome": outcome, "error": error, "answerer_calls": len(asked), "asked": asked,
+        "direct": [], "tool_errors": tool_errors, "handoffs": handoffs, "final": final,
+        "plan_mode": {},
+    }  # fmt: skip
+
+
+def openai_agents(scenarios: Path | None = None, version: str | None = None) -> OpenAIAgents:
+    return OpenAIAgents(adapter_dir(NAME, "expectations.yaml", scenarios))
