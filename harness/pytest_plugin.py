@@ -196,8 +196,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--harness-adapter",
         metavar="SPEC",
         default=None,
-        help="the runtime under test: reference (default), node-dsh, claude-code, qwen-code, "
-        "opencode, codex, "
+        help="the runtime under test, as `harness run --adapter` takes it: reference "
+        "(default), node-dsh, an agent CLI (claude-code, qwen-code, opencode, codex) or one "
+        "over ACP (NAME-acp, acp:COMMAND), a Python framework (openai-agents, deepagents), "
         "jsonl:COMMAND or module:factory",
     )
     group.addoption(

@@ -124,5 +124,6 @@ def test_the_committed_markdown_is_the_committed_json() -> None:
     assert names == [
         "reference", "node-dsh", "claude-code", "claude-code-acp", "qwen-code", "qwen-code-acp",
         "opencode", "opencode-acp", "codex", "codex-acp", "gemini-cli-acp", "openai-agents",
+        "deepagents",
     ]  # fmt: skip
     assert table["scenarios"] == sorted(SCENARIOS)

@@ -30,7 +30,7 @@ def test_every_runtime_by_default_and_the_steps_in_their_order() -> None:
     assert [name for name, _ in under_load.commands(args)] == [
         "default: pytest -n auto",
         "matrix: reference node-dsh claude-code qwen-code opencode codex claude-code-acp "
-        "qwen-code-acp opencode-acp codex-acp gemini-cli-acp openai-agents",
+        "qwen-code-acp opencode-acp codex-acp gemini-cli-acp openai-agents deepagents",
     ]
     # Every runtime's cli step is every `cli` test, the Node SDKs' among them.
     every = under_load.parse([])

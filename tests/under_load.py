@@ -44,8 +44,9 @@ RUNTIMES = {
     "opencode-acp": None,
     "codex-acp": None,
     "gemini-cli-acp": None,
-    # In-process: its tests run in the default step.
+    # In-process: their tests run in the default step.
     "openai-agents": None,
+    "deepagents": None,
 }
 STEPS = ("default", "cli", "matrix")
 # A process that does nothing but count, forever: one core's worth of load each.

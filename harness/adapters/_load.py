@@ -28,6 +28,7 @@ MEMBERS = {
     "codex-acp": ("acp", "harness.adapters.acp.codex", "codex_acp"),
     "gemini-cli-acp": ("acp", "harness.adapters.acp.gemini_cli", "gemini_cli_acp"),
     "openai-agents": ("frameworks", "harness.adapters.frameworks.openai_agents", "openai_agents"),
+    "deepagents": ("frameworks", "harness.adapters.frameworks.deepagents", "deepagents"),
 }
 NAMED = tuple(MEMBERS)
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)

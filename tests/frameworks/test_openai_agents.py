@@ -60,8 +60,9 @@ def test_a_missing_framework_is_one_line_saying_what_to_install(
     )
 
 
+@pytest.mark.parametrize("framework", ["openai-agents", "deepagents"])
 def test_the_readmes_framework_example_runs_as_written(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, framework: str
 ) -> None:
     import shutil
     from pathlib import Path
@@ -74,7 +75,7 @@ def test_the_readmes_framework_example_runs_as_written(
     example = readme_block("## Python agent frameworks, in-process", "# tests/test_agents_live.py")
     pytester.makepyfile(test_agents_live=example)
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-    args = ("-p", "harness.pytest_plugin", "-p", "syrupy", "--harness-adapter", "openai-agents",
+    args = ("-p", "harness.pytest_plugin", "-p", "syrupy", "--harness-adapter", framework,
             "--harness-snapshots", "vendor/snapshots")  # fmt: skip
     result = pytester.runpytest_inprocess(*args, "--harness-level", "live")
     result.assert_outcomes(passed=2)

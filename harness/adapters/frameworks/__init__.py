@@ -5,7 +5,8 @@ starts the top-level run and answers what reaches it (interruptions, approvals, 
 
 - `adapter.py`: what every framework shares: skip reasons, the fake, the observation
   checked against the protocol.
-- one module per framework: `openai_agents.py` (`--adapter openai-agents`).
+- one module per framework: `openai_agents.py` (`--adapter openai-agents`) and
+  `deepagents.py` (`--adapter deepagents`: LangGraph with deepagents).
 
 Each framework is an optional extra (`pip install 'keyless-harness[frameworks]'`), imported
 only when its adapter runs.

@@ -8,11 +8,14 @@ scenario's names (harness.adapters._foreign.reported).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from harness.adapters._calls import Call, walk
 from harness.contract import AdapterError, Observation, RunOptions
+from harness.fake.routing import message_text
 
 if TYPE_CHECKING:
     from harness.fake import ScriptedLLM
@@ -32,6 +35,7 @@ class FrameworkAdapter:
     label = ""  # the framework's name in reports
     package = ""  # its distribution on the package index, and the extra that installs it
     module = ""  # what is imported to see that it is there
+    beneath: tuple[str, ...] = ()  # the packages it runs on, named with their versions too
     features: frozenset[str] = frozenset({"assembled", "parallel-calls", "nested-delegation"})
     reference = False
     release = ""
@@ -51,7 +55,8 @@ class FrameworkAdapter:
             ) from None
         self.release = importlib.metadata.version(self.package)
         self.expectations = root / "expectations.yaml" if root is not None else None
-        self.runtime = f"{self.label} ({self.package} {self.release}), in-process"
+        shown = [f"{p} {importlib.metadata.version(p)}" for p in (self.package, *self.beneath)]
+        self.runtime = f"{self.label} ({', '.join(shown)}), in-process"
         self.dialect = self.make_dialect()
 
     def close(self) -> None:
@@ -89,3 +94,65 @@ class FrameworkAdapter:
         with llm.intercept():
             data = self.drive(scenario, llm)
         return reported(self.name, scenario, data, llm)
+
+
+def answered(scenario: Scenario, questions: list[dict[str, Any]]) -> str | None:
+    """What the host answers a question that reached it: the scripted human's answers, as
+    upstream's tool result spells them, when it has one for each question; else None (the
+    host declines: a tripwire or unreachable answerer, or a question no script answers)."""
+    from harness.runtime.questions import answers_text
+
+    world = scenario.world
+    wanted = [str(q.get("id")) for q in questions]
+    if world.answerer != "scripted" or not all(q in world.answers for q in wanted):
+        return None
+    return answers_text(tuple(item for q in wanted for item in world.answers[q].items))
+
+
+# (scenario, the calling agent, the tool, its arguments) -> the child the call starts.
+ChildOf = Callable[["Scenario", str, str, dict[str, Any]], "str | None"]
+
+
+def observed(
+    scenario: Scenario,
+    llm: ScriptedLLM,
+    ended: tuple[str, str | None],
+    asked: list[dict[str, Any]],
+    finals: dict[str, str],
+    child_of: ChildOf,
+) -> dict[str, Any]:
+    """The protocol's observation: how the run ended (outcome, error), the questions as they
+    reached the host, each root's final output as the framework returned it; who called
+    what and what each model was shown, from the fake (a child's run happens inside its
+    parent's tool call, which a framework returns whole)."""
+    calls: dict[str, Call] = {}
+    children: dict[str, str] = {}
+    handed: dict[str, dict[str, Any]] = {}
+    final: dict[str, str] = {}
+    for agent, message in list(llm.replies):
+        text = message_text(message.get("content"))
+        if text:
+            final[agent] = text
+        for call in message.get("tool_calls") or ():
+            function = call.get("function") or {}
+            tool = str(function.get("name"))
+            arguments = json.loads(function.get("arguments") or "{}")
+            calls[call["id"]] = Call(agent, tool, arguments)
+            child = child_of(scenario, agent, tool, arguments)
+            result = llm.results.get(call["id"])
+            if child is not None:
+                children[call["id"]] = child
+                if result is not None:
+                    handed[call["id"]] = {"parent": agent, "child": child, "child_final": None,
+                                          "tool_result": result}  # fmt: skip
+    final.update(finals)
+    roots = [p.agent for p in scenario.phases if p.agent is not None]
+    tool_errors, handoffs = walk(roots, calls, children, handed, {})
+    for handoff in handoffs:
+        handoff["child_final"] = final.get(handoff["child"])
+    outcome, error = ended
+    return {
+        "outcome": outcome, "error": error, "answerer_calls": len(asked), "asked": asked,
+        "direct": [], "tool_errors": tool_errors, "handoffs": handoffs, "final": final,
+        "plan_mode": {},
+    }  # fmt: skip

@@ -22,12 +22,10 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.adapters._calls import Call, walk
 from harness.adapters._npm import adapter_dir
-from harness.adapters.frameworks.adapter import FrameworkAdapter
+from harness.adapters.frameworks.adapter import FrameworkAdapter, answered, observed
 from harness.contract import SENTINEL_KEY
 from harness.fake.dialect import ASK_TOOL, DELEGATION_TOOL, Dialect
-from harness.fake.routing import message_text
 
 if TYPE_CHECKING:
     from harness.fake import ScriptedLLM
@@ -66,7 +64,6 @@ class OpenAIAgents(FrameworkAdapter):
         agents = self._agents(scenario)
         host, asked = Host(), []
         outcome, error, finals = "completed", None, {}
-        world = scenario.world
         for phase in scenario.phases:
             assert phase.agent is not None  # start phases only: the features say so
             try:
@@ -79,9 +76,9 @@ class OpenAIAgents(FrameworkAdapter):
                         given = json.loads(call.arguments or "{}")
                         shown = [q for q in given.get("questions") or () if isinstance(q, dict)]
                         asked.append({"caller": item.agent.name, "questions": shown})
-                        wanted = [str(q["id"]) for q in shown]
-                        if world.answerer == "scripted" and all(q in world.answers for q in wanted):
-                            host.answers[call.call_id] = _answers(world.answers, wanted)
+                        answers = answered(scenario, shown)
+                        if answers is not None:
+                            host.answers[call.call_id] = answers
                             state.approve(item)
                         else:
                             state.reject(item)
@@ -90,7 +87,7 @@ class OpenAIAgents(FrameworkAdapter):
             except Exception as exc:  # noqa: BLE001: the framework's failure is the run's
                 outcome, error = "error", f"{type(exc).__name__}: {exc}"
                 break
-        return _observed(scenario, llm, outcome, error, asked, finals)
+        return observed(scenario, llm, (outcome, error), asked, finals, _child)
 
     def _agents(self, scenario: Scenario) -> dict[str, Any]:
         from agents import Agent, OpenAIChatCompletionsModel, RunContextWrapper, function_tool
@@ -124,6 +121,12 @@ class OpenAIAgents(FrameworkAdapter):
         return built
 
 
+def _child(scenario: Scenario, agent: str, tool: str, arguments: dict[str, Any]) -> str | None:
+    """The child a call of `agent` starts: an agent offered as a tool is named after it."""
+    spec = scenario.agents.get(tool)
+    return tool if spec is not None and spec.spawned_by == agent else None
+
+
 def _children_first(scenario: Scenario) -> list[str]:
     depth = {}
     for name in scenario.agents:
@@ -132,54 +135,6 @@ def _children_first(scenario: Scenario) -> list[str]:
             at, d = parent, d + 1
         depth[name] = d
     return sorted(scenario.agents, key=lambda n: (-depth[n], list(scenario.agents).index(n)))
-
-
-def _answers(answers: Any, wanted: list[str]) -> str:
-    """The answers as upstream's tool result spells them."""
-    from harness.runtime.questions import answers_text
-
-    return answers_text(tuple(item for q in wanted for item in answers[q].items))
-
-
-def _observed(
-    scenario: Scenario,
-    llm: ScriptedLLM,
-    outcome: str,
-    error: str | None,
-    asked: list[dict[str, Any]],
-    finals: dict[str, str],
-) -> dict[str, Any]:
-    """The protocol's observation: the asks as they reached the host, each root's final
-    output as the SDK returned it; who called what and what each model was shown, from the
-    fake (a child's run is inside its parent's tool call, which the SDK returns whole)."""
-    calls: dict[str, Call] = {}
-    children: dict[str, str] = {}
-    handed: dict[str, dict[str, Any]] = {}
-    final: dict[str, str] = {}
-    for agent, message in list(llm.replies):
-        text = message_text(message.get("content"))
-        if text:
-            final[agent] = text
-        for call in message.get("tool_calls") or ():
-            function = call.get("function") or {}
-            tool = str(function.get("name"))
-            calls[call["id"]] = Call(agent, tool, json.loads(function.get("arguments") or "{}"))
-            if scenario.agents.get(tool) and scenario.agents[tool].spawned_by == agent:
-                children[call["id"]] = tool
-                result = llm.results.get(call["id"])
-                if result is not None:
-                    handed[call["id"]] = {"parent": agent, "child": tool, "child_final": None,
-                                          "tool_result": result}  # fmt: skip
-    final.update(finals)
-    roots = [p.agent for p in scenario.phases if p.agent is not None]
-    tool_errors, handoffs = walk(roots, calls, children, handed, {})
-    for handoff in handoffs:
-        handoff["child_final"] = final.get(handoff["child"])
-    return {
-        "outcome": outcome, "error": error, "answerer_calls": len(asked), "asked": asked,
-        "direct": [], "tool_errors": tool_errors, "handoffs": handoffs, "final": final,
-        "plan_mode": {},
-    }  # fmt: skip
 
 
 def openai_agents(scenarios: Path | None = None, version: str | None = None) -> OpenAIAgents:
