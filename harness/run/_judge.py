@@ -26,7 +26,7 @@ from harness.runtime.questions import QUESTION_DEFAULTS, answers_text
 from harness.scenario import AskedExpect, DirectExpect, Scenario, TextMatch
 
 LIVE, RULE, UPSTREAM = LEVELS  # lowest first: each includes every expectation of those below
-NONE = "none"  # held by a result that misses even the rule
+NONE = "none"  # held by a result that misses even `live`
 # How a line names a plain error (code ""), such as exit_plan_mode's own refusals.
 PLAIN = "Error"
 
