@@ -81,7 +81,7 @@ class DeepAgents(FrameworkAdapter):
                         resume[pending.id] = answered(scenario, questions) or DECLINED
                     state = await graph.ainvoke(Command(resume=resume), config)
                 finals[phase.agent] = str(state["messages"][-1].content)
-            except Exception as exc:  # noqa: BLE001: the framework's failure is the run's
+            except Exception as exc:  # whatever the framework raises ends the run, as an error
                 outcome, error = "error", f"{type(exc).__name__}: {exc}"
                 break
         return observed(scenario, llm, (outcome, error), asked, finals, _child)

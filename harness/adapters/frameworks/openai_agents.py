@@ -84,7 +84,7 @@ class OpenAIAgents(FrameworkAdapter):
                             state.reject(item)
                     result = await Runner.run(agents[phase.agent], state, context=host)
                 finals[phase.agent] = str(result.final_output or "")
-            except Exception as exc:  # noqa: BLE001: the framework's failure is the run's
+            except Exception as exc:  # whatever the framework raises ends the run, as an error
                 outcome, error = "error", f"{type(exc).__name__}: {exc}"
                 break
         return observed(scenario, llm, (outcome, error), asked, finals, _child)
