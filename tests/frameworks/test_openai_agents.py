@@ -82,3 +82,16 @@ def test_the_readmes_framework_example_runs_as_written(
     # At the rule's level the child's question, put to the host, fails it.
     result = pytester.runpytest_inprocess(*args, "--harness-level", "rule")
     result.assert_outcomes(passed=1, failed=1)
+
+
+def test_a_framework_that_raises_ends_the_run_as_an_error(
+    sdk: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import agents
+
+    async def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("the model client broke")
+
+    monkeypatch.setattr(agents.Runner, "run", broken)
+    observed = sdk.run(SCENARIOS["delegated-question-handoff"], RunOptions())  # type: ignore[attr-defined]
+    assert (observed.outcome, observed.error) == ("error", "RuntimeError: the model client broke")
