@@ -91,14 +91,13 @@ class OpenAIAgents(FrameworkAdapter):
 
     def _agents(self, scenario: Scenario) -> dict[str, Any]:
         from agents import Agent, OpenAIChatCompletionsModel, RunContextWrapper, function_tool
+        from agents.tool_context import ToolContext
         from openai import AsyncOpenAI
 
         from harness.fake import BASE_URL
 
         client = AsyncOpenAI(base_url=BASE_URL, api_key=SENTINEL_KEY, max_retries=0)
         model = OpenAIChatCompletionsModel(model=MODEL, openai_client=client)
-
-        from agents.tool_context import ToolContext
 
         def ask(context, questions):  # type: ignore[no-untyped-def]
             """Ask the user one or more questions and wait for the answers."""
@@ -128,13 +127,15 @@ def _child(scenario: Scenario, agent: str, tool: str, arguments: dict[str, Any])
 
 
 def _children_first(scenario: Scenario) -> list[str]:
+    """The scenario's agents, the deepest first, each depth in the scenario's order."""
     depth = {}
     for name in scenario.agents:
         at, d = name, 0
         while (parent := scenario.agents[at].spawned_by) is not None:
             at, d = parent, d + 1
         depth[name] = d
-    return sorted(scenario.agents, key=lambda n: (-depth[n], list(scenario.agents).index(n)))
+    order = {name: i for i, name in enumerate(scenario.agents)}
+    return sorted(scenario.agents, key=lambda n: (-depth[n], order[n]))
 
 
 def openai_agents(scenarios: Path | None = None, version: str | None = None) -> OpenAIAgents:
