@@ -81,8 +81,7 @@ class GeminiCliAcp(AcpAdapter):
                 "a root asks its user: Gemini CLI declares ask_user only in its terminal UI, "
                 "not over ACP (nor headless), so a root's question cannot be asked"
             )
-        plans = {str(c.args.get("plan")) for a in scenario.agents.values() for t in a.script
-                 for c in t.calls if c.tool == PLAN_TOOL}  # fmt: skip
+        plans = set(_plans(scenario))
         if len(plans) > 1:
             return (
                 f"{len(plans)} different plans: Gemini CLI's exit_plan_mode takes a plan file's "
@@ -103,8 +102,7 @@ class GeminiCliAcp(AcpAdapter):
         (config / "policies").mkdir(parents=True, exist_ok=True)
         (config / "settings.json").write_text(json.dumps(SETTINGS), "utf-8")
         (config / "policies" / "harness.toml").write_text(POLICY, "utf-8")
-        plan = next((str(c.args.get("plan")) for a in run.scenario.agents.values()
-                     for t in a.script for c in t.calls if c.tool == PLAN_TOOL), None)  # fmt: skip
+        plan = next(iter(_plans(run.scenario)), None)
         if plan is not None:  # read by exit_plan_mode, as if the agent had written it
             plans = run.folder / "work" / PLANS
             plans.mkdir(parents=True, exist_ok=True)
@@ -151,6 +149,12 @@ class GeminiCliAcp(AcpAdapter):
         """A call no update showed failed if Gemini CLI's chat record has its result as an
         `error` (a subagent's record is a file of its own under its session's)."""
         return call_id in _errors(run.folder / "home" / ".gemini" / "tmp")
+
+
+def _plans(scenario: Scenario) -> list[str]:
+    """Every plan the scenario's exit_plan_mode calls carry, in the scripts' order."""
+    return [str(c.args.get("plan")) for a in scenario.agents.values() for t in a.script
+            for c in t.calls if c.tool == PLAN_TOOL]  # fmt: skip
 
 
 def _root(scenario: Scenario, agent: str) -> str:
