@@ -223,7 +223,8 @@ def test_every_adapter_module_is_a_familys_or_shared() -> None:
         "harness.adapters._handback",
         "harness.adapters._load",
         "harness.adapters._node", "harness.adapters._npm", "harness.adapters._offline",
-        "harness.adapters._quiescence", "harness.adapters._reported", "harness.adapters._watchdog",
+        "harness.adapters._quiescence", "harness.adapters._qwen", "harness.adapters._reported",
+        "harness.adapters._watchdog",
     ]  # fmt: skip
 
 

@@ -18,8 +18,9 @@ known-failures files (`_expectations.py`), a runtime's report checked against th
 (`_reported.py`), the backstop's no-progress watchdog (`_watchdog.py`), installs from npm
 lockfiles (`_npm.py`, `_node.py`), and for runtimes run as processes of their own: the
 scenario's folder and fake (`_foreign.py`), the loopback-only namespace (`_offline.py`),
-the wait-for graph (`_quiescence.py`), calls read back in the scenario's names (`_calls.py`)
-and Claude Code's hand-back frame (`_handback.py`).
+the wait-for graph (`_quiescence.py`), calls read back in the scenario's names (`_calls.py`),
+Claude Code's hand-back frame (`_handback.py`) and Qwen Code pointed at the fake
+(`_qwen.py`), which each agent's two columns share.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ order their parent called them in.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -125,3 +126,19 @@ def offered(llm: ScriptedLLM, agent: str) -> frozenset[str]:
         named = (t.get("function", t) for t in tools if isinstance(t, dict))
         return frozenset(str(t.get("name")) for t in named if isinstance(t, dict))
     return frozenset()
+
+
+def issued(llm: ScriptedLLM) -> dict[str, tuple[str, str, dict[str, Any]]]:
+    """call id -> (the agent, the runtime's tool name, its arguments) of every tool call the
+    fake's replies made, in the order made."""
+    calls: dict[str, tuple[str, str, dict[str, Any]]] = {}
+    # A copy first: the fake's thread appends while a run reads (list() takes it at once).
+    for agent, message in list(llm.replies):
+        for call in message.get("tool_calls") or ():
+            function = call.get("function") or {}
+            try:
+                arguments = json.loads(function.get("arguments") or "{}")
+            except ValueError:
+                arguments = {}
+            calls[str(call["id"])] = (agent, str(function.get("name")), arguments)
+    return calls

@@ -19,29 +19,12 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from harness.adapters._calls import Call, walk
+from harness.adapters._calls import Call, issued, walk
 from harness.fake.dialect import DELEGATION_TOOL
 from harness.fake.routing import message_text
 
 if TYPE_CHECKING:
     from harness.adapters.acp.run import AcpRun
-    from harness.fake import ScriptedLLM
-
-
-def issued(llm: ScriptedLLM) -> dict[str, tuple[str, str, dict[str, Any]]]:
-    """call id -> (the agent, the runtime's tool name, its arguments) of every tool call the
-    fake's replies made, in the order made."""
-    calls: dict[str, tuple[str, str, dict[str, Any]]] = {}
-    # A copy first: the fake's thread appends while a run reads (list() takes it at once).
-    for agent, message in list(llm.replies):
-        for call in message.get("tool_calls") or ():
-            function = call.get("function") or {}
-            try:
-                arguments = json.loads(function.get("arguments") or "{}")
-            except ValueError:
-                arguments = {}
-            calls[str(call["id"])] = (agent, str(function.get("name")), arguments)
-    return calls
 
 
 def child_name(run: AcpRun, arguments: dict[str, Any]) -> str | None:

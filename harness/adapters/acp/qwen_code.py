@@ -14,16 +14,16 @@ fails, shown to the client with `_meta.parentToolCallId`.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from harness.adapters._npm import adapter_dir
 from harness.adapters._offline import choice as offline_choice
+from harness.adapters._qwen import SETTINGS as QWEN_SETTINGS
+from harness.adapters._qwen import pointed
 from harness.adapters.acp.adapter import AcpAdapter
 from harness.adapters.acp.host import approved, chosen
-from harness.contract import SENTINEL_KEY
 from harness.fake.dialect import PLAN_TOOL
 
 if TYPE_CHECKING:
@@ -34,12 +34,7 @@ NAME = "qwen-code-acp"
 # Its settings file: the OpenAI-compatible provider, nothing sent home, and no follow-up
 # suggestion (over ACP, a turn that ends may send the model a `[SUGGESTION MODE: ...]`
 # request of its own, which no script has: an editor's nicety, as Claude Code's is).
-SETTINGS = {
-    "security": {"auth": {"selectedType": "openai"}},
-    "privacy": {"usageStatisticsEnabled": False},
-    "telemetry": {"enabled": False},
-    "ui": {"enableFollowupSuggestions": False},
-}
+SETTINGS = {**QWEN_SETTINGS, "ui": {"enableFollowupSuggestions": False}}
 
 
 class QwenCodeAcp(AcpAdapter):
@@ -66,16 +61,7 @@ class QwenCodeAcp(AcpAdapter):
         return [str(self.cli), "--acp", "--approval-mode", "default", "--allowed-tools", "agent"]
 
     def environment(self, run: AcpRun, home: Path, port: int) -> dict[str, str]:
-        settings = home / ".qwen" / "settings.json"
-        settings.parent.mkdir(parents=True, exist_ok=True)
-        settings.write_text(json.dumps(SETTINGS), encoding="utf-8")
-        return {
-            **self.bare_environment(run, home),
-            "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1",
-            "OPENAI_API_KEY": SENTINEL_KEY,
-            "QWEN_CODE_NO_RELAUNCH": "1",  # one process: no parent to raise its heap
-            "OPENAI_MODEL": "scripted",
-        }
+        return {**self.bare_environment(run, home), **pointed(home, port, SETTINGS)}
 
     async def enter(self, run: AcpRun, conn: Any, session: Any, root: str) -> None:
         if run.scenario.agents[root].plan_mode:

@@ -173,7 +173,7 @@ class AcpRun:
     def _issued(self) -> dict[str, tuple[str, str, dict[str, Any]]]:
         """Every call the fake issued; read again only when it has replied again (a run is
         looked at every POLL)."""
-        from harness.adapters.acp.observe import issued
+        from harness.adapters._calls import issued
 
         replied = len(self.llm.replies)  # unbounded here: the adapter's fake keeps every one
         if self._made[0] != replied:

@@ -20,15 +20,14 @@ carries a child's events, tagged with the `agent` call that started it.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.adapters._calls import question_back
 from harness.adapters._npm import adapter_dir as npm_adapter_dir
+from harness.adapters._qwen import pointed
 from harness.adapters.clis.adapter import CliAdapter, member
 from harness.adapters.clis.host_human import can_use_tool, user_message
-from harness.contract import SENTINEL_KEY
 from harness.fake.dialect import ASK_TOOL, PLAN_TOOL
 
 if TYPE_CHECKING:
@@ -51,11 +50,6 @@ SUBAGENT_PROMPT = (
 UNSEEN = "the human channel, which never sees it (Qwen Code forwards no subagent's question)"
 # What it settles from its settings file: the OpenAI-compatible provider, and nothing sent
 # home (usage statistics are on by default, and look up a host outside loopback).
-SETTINGS = {
-    "security": {"auth": {"selectedType": "openai"}},
-    "privacy": {"usageStatisticsEnabled": False},
-    "telemetry": {"enabled": False},
-}
 # Phase kinds, and what headless Qwen Code cannot do with them.
 NOT_HERE = {
     "resume": "headless Qwen Code resumes a session only as the root it was; a child's "
@@ -153,16 +147,7 @@ class QwenCode(CliAdapter):
 
     def environment(self, run: CliRun, home: Path, port: int) -> dict[str, str]:
         """From nothing: no inherited key, token or proxy reaches the CLI."""
-        settings = home / ".qwen" / "settings.json"
-        settings.parent.mkdir(parents=True, exist_ok=True)
-        settings.write_text(json.dumps(SETTINGS), encoding="utf-8")
-        return {
-            **self.bare_environment(run, home),
-            "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1",
-            "OPENAI_API_KEY": SENTINEL_KEY,
-            "QWEN_CODE_NO_RELAUNCH": "1",  # one process: no parent to raise its heap
-            "OPENAI_MODEL": "scripted",
-        }
+        return {**self.bare_environment(run, home), **pointed(home, port)}
 
 
 def adapter_dir(scenarios: Path | None = None) -> Path:

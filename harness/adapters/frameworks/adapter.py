@@ -8,12 +8,11 @@ scenario's names (harness.adapters._foreign.reported).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from harness.adapters._calls import Call, walk
+from harness.adapters._calls import Call, issued, walk
 from harness.contract import AdapterError, Observation, RunOptions
 from harness.fake.routing import message_text
 
@@ -128,23 +127,17 @@ def observed(
     calls: dict[str, Call] = {}
     children: dict[str, str] = {}
     handed: dict[str, dict[str, Any]] = {}
-    final: dict[str, str] = {}
-    for agent, message in list(llm.replies):
-        text = message_text(message.get("content"))
-        if text:
-            final[agent] = text
-        for call in message.get("tool_calls") or ():
-            function = call.get("function") or {}
-            tool = str(function.get("name"))
-            arguments = json.loads(function.get("arguments") or "{}")
-            calls[call["id"]] = Call(agent, tool, arguments)
-            child = child_of(scenario, agent, tool, arguments)
-            result = llm.results.get(call["id"])
-            if child is not None:
-                children[call["id"]] = child
-                if result is not None:
-                    handed[call["id"]] = {"parent": agent, "child": child, "child_final": None,
-                                          "tool_result": result}  # fmt: skip
+    for call_id, (agent, tool, arguments) in issued(llm).items():
+        calls[call_id] = Call(agent, tool, arguments)
+        child = child_of(scenario, agent, tool, arguments)
+        result = llm.results.get(call_id)
+        if child is not None:
+            children[call_id] = child
+            if result is not None:
+                handed[call_id] = {"parent": agent, "child": child, "child_final": None,
+                                   "tool_result": result}  # fmt: skip
+    # Each agent's last words as its model said them; a root's as the framework returned.
+    final = {a: t for a, m in list(llm.replies) if (t := message_text(m.get("content")))}
     final.update(finals)
     roots = [p.agent for p in scenario.phases if p.agent is not None]
     tool_errors, handoffs = walk(roots, calls, children, handed, {})
