@@ -198,7 +198,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="the runtime under test, as `harness run --adapter` takes it: reference "
         "(default), node-dsh, an agent CLI (claude-code, qwen-code, opencode, codex) or one "
-        "over ACP (NAME-acp, acp:COMMAND), a Python framework (openai-agents, deepagents), "
+        "over ACP (NAME-acp, acp:COMMAND), a Python framework (openai-agents, deepagents, "
+        "google-adk(-single-turn), pydantic-ai(-deferred), smolagents), "
         "jsonl:COMMAND or module:factory",
     )
     group.addoption(

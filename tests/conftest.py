@@ -42,7 +42,8 @@ SCENARIOS = {s.id: s for s in load_all()}
 #   (tests/test_wheel.py), which CI runs with the `cli` tests: `pytest -m package`.
 SLOW_MODULES = frozenset({
     "test_acp_host", "test_adapter_faults", "test_adapters", "test_benchmarks",
-    "test_openai_agents", "test_deepagents",
+    "test_openai_agents", "test_deepagents", "test_google_adk", "test_pydantic_ai",
+    "test_smolagents", "test_known_failures",
     "test_claude_code", "test_codex",
     "test_deep", "test_determinism",
     "test_dialects_served", "test_fuzz",

@@ -104,13 +104,14 @@ def busy_lead(scenario: Scenario, calls: int) -> Scenario:
     )
 
 
-def readme_block(section: str, first_line: str) -> str:
-    """The README's python code block under the heading `section` that starts with
-    `first_line` (a file's name as a comment), as written there: an example a test runs."""
+def readme_block(section: str, first_line: str, readme: str = "README.md") -> str:
+    """The python code block under the heading `section` of `readme` (a path from the
+    repository's root) that starts with `first_line` (a file's name as a comment), as
+    written there: an example a test runs."""
     import re
     from pathlib import Path
 
-    readme = (Path(__file__).parents[1] / "README.md").read_text("utf-8")
+    readme = (Path(__file__).parents[1] / readme).read_text("utf-8")
     after = readme.split(section, 1)[1]
     block = re.search(rf"```python\n({re.escape(first_line)}\n.*?)```", after, re.S)
     assert block is not None, f"the README's example {first_line!r} is gone"

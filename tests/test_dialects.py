@@ -23,6 +23,7 @@ from harness.fake.dialect import (
     PLAN_TOOL,
     Dialect,
     DialectError,
+    as_identifier,
 )
 from harness.scenario import Call
 from tests.conftest import SCENARIOS
@@ -465,3 +466,53 @@ def test_a_tool_per_child_is_named_after_the_child() -> None:
         Dialect.from_json({"tools": tools}, "d")
     with pytest.raises(DialectError, match=r"d\.tools\.ask_user_question\.tool: a name, no templ"):
         Dialect.from_json({"tools": {ASK_TOOL: {"tool": "{name}"}}}, "d")
+
+
+def test_a_tool_per_child_may_be_named_as_an_identifier_and_read_a_dotted_path() -> None:
+    assert [as_identifier(n) for n in ("child-a", "level 2", "4th", "ok_1")] == [
+        "child_a", "level_2", "_4th", "ok_1"
+    ]  # fmt: skip
+    dialect = Dialect.from_json({"tools": {
+        DELEGATION_TOOL: {"tool": "{identifier}", "arguments": {"task": "{prompt}"}},
+        ASK_TOOL: {"tool": "user_input", "arguments": {"question": "{questions.0.question}"}},
+    }}, "test")  # fmt: skip
+    llm = ScriptedLLM({
+        "parent": [Turn.tool(DELEGATION_TOOL, {"name": "child-a", "prompt": "Check it."}),
+                   Turn.text("done")],
+        "child-a": [Turn.tool(ASK_TOOL, {"questions": [{"id": "q", "question": "Which?"}]})],
+    }, dialect=dialect)  # fmt: skip
+    with httpx.Client(transport=httpx.MockTransport(llm.router().handler)) as client:
+        post = functools.partial(client.post, f"{BASE_URL}/chat/completions")
+        said = [[{"role": "user", "content": text}] for text in ("Go.", "Check it.")]
+        sent = [post(json={"model": "m", "messages": m}).json() for m in said]
+    calls = [r["choices"][0]["message"]["tool_calls"][0]["function"] for r in sent]
+    assert [(c["name"], json.loads(c["arguments"])) for c in calls] == [
+        ("child_a", {"task": "Check it."}), ("user_input", {"question": "Which?"})
+    ]  # fmt: skip
+    with pytest.raises(DialectError, match=r"\{name\} or \{identifier\}"):
+        Dialect.from_json({"tools": {DELEGATION_TOOL: {"tool": "{child}"}}}, "test")
+
+
+def test_calls_a_runtime_keeps_in_text_are_read_back_as_the_calls_sent() -> None:
+    # smolagents' way: the call as an assistant text, its result as the next user text.
+    transcript = {"calls": "Calling tools:\n", "results": "Observation:\n"}
+    dialect = Dialect.from_json({"tools": {}, "transcript": transcript}, "test")
+    llm = ScriptedLLM({"lead": [
+        Turn.tool(ASK_TOOL, {"questions": [{"id": "q", "question": "Which?"}]}, label="ask"),
+        Turn.text("ANSWERED: {{ask.result}}"),
+    ]}, dialect=dialect)  # fmt: skip
+    first = [{"role": "user", "content": "Decide."}]
+    with httpx.Client(transport=httpx.MockTransport(llm.router().handler)) as client:
+        post = functools.partial(client.post, f"{BASE_URL}/chat/completions")
+        sent = post(json={"model": "m", "messages": first}).json()["choices"][0]["message"]
+        call_id = sent["tool_calls"][0]["id"]
+        said = [
+            *first,
+            {"role": "assistant", "content": f"Calling tools:\n[{{'id': '{call_id}', ...}}]"},
+            {"role": "user", "content": "Observation:\nNo"},
+        ]
+        reply = post(json={"model": "m", "messages": said}).json()["choices"][0]["message"]
+    assert reply["content"] == "ANSWERED: No" and llm.results == {call_id: "No"}
+    assert llm.errors == []
+    with pytest.raises(DialectError, match=r"test.transcript: write \{calls: PREFIX"):
+        Dialect.from_json({"tools": {}, "transcript": {"calls": "x"}}, "test")

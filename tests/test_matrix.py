@@ -124,6 +124,7 @@ def test_the_committed_markdown_is_the_committed_json() -> None:
     assert names == [
         "reference", "node-dsh", "claude-code", "claude-code-acp", "qwen-code", "qwen-code-acp",
         "opencode", "opencode-acp", "codex", "codex-acp", "gemini-cli-acp", "openai-agents",
-        "deepagents",
+        "deepagents", "google-adk", "google-adk-single-turn", "pydantic-ai", "pydantic-ai-deferred",
+        "smolagents",
     ]  # fmt: skip
     assert table["scenarios"] == sorted(SCENARIOS)

@@ -30,7 +30,8 @@ def test_every_runtime_by_default_and_the_steps_in_their_order() -> None:
     assert [name for name, _ in under_load.commands(args)] == [
         "default: pytest -n auto",
         "matrix: reference node-dsh claude-code qwen-code opencode codex claude-code-acp "
-        "qwen-code-acp opencode-acp codex-acp gemini-cli-acp openai-agents deepagents",
+        "qwen-code-acp opencode-acp codex-acp gemini-cli-acp openai-agents deepagents google-adk "
+        "google-adk-single-turn pydantic-ai pydantic-ai-deferred smolagents",
     ]
     # Every runtime's cli step is every `cli` test, the Node SDKs' among them.
     every = under_load.parse([])

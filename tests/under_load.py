@@ -47,6 +47,11 @@ RUNTIMES = {
     # In-process: their tests run in the default step.
     "openai-agents": None,
     "deepagents": None,
+    "google-adk": None,
+    "google-adk-single-turn": None,
+    "pydantic-ai": None,
+    "pydantic-ai-deferred": None,
+    "smolagents": None,
 }
 STEPS = ("default", "cli", "matrix")
 # A process that does nothing but count, forever: one core's worth of load each.

@@ -11,7 +11,8 @@ Every runtime is an adapter, in a family; a family never imports a sibling famil
   (`claude-code-acp`, `qwen-code-acp`, `opencode-acp`, `codex-acp`, `gemini-cli-acp`, and
   `acp:COMMAND`);
 - `frameworks/`: Python agent frameworks, run in this process against the fake, with the
-  harness as the host of their top-level run (`openai-agents`, `deepagents`).
+  harness as the host of their top-level run (`openai-agents`, `deepagents`, `google-adk`,
+  `google-adk-single-turn`, `pydantic-ai`, `pydantic-ai-deferred`, `smolagents`).
 A Python one implements `Adapter` and is named as `module:factory`. What the families share
 sits here: the one table from `--adapter NAME` to a family member (`_load.py`), the
 known-failures files (`_expectations.py`), a runtime's report checked against the protocol

@@ -29,6 +29,19 @@ MEMBERS = {
     "gemini-cli-acp": ("acp", "harness.adapters.acp.gemini_cli", "gemini_cli_acp"),
     "openai-agents": ("frameworks", "harness.adapters.frameworks.openai_agents", "openai_agents"),
     "deepagents": ("frameworks", "harness.adapters.frameworks.deepagents", "deepagents"),
+    "google-adk": ("frameworks", "harness.adapters.frameworks.google_adk", "google_adk"),
+    "google-adk-single-turn": (
+        "frameworks",
+        "harness.adapters.frameworks.google_adk",
+        "google_adk_single_turn",
+    ),
+    "pydantic-ai": ("frameworks", "harness.adapters.frameworks.pydantic_ai", "pydantic_ai"),
+    "smolagents": ("frameworks", "harness.adapters.frameworks.smolagents", "smolagents"),
+    "pydantic-ai-deferred": (
+        "frameworks",
+        "harness.adapters.frameworks.pydantic_ai",
+        "pydantic_ai_deferred",
+    ),
 }
 NAMED = tuple(MEMBERS)
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)

@@ -48,7 +48,8 @@ def add_options(command: Any) -> None:
         metavar="SPEC",
         help="the runtime under test: reference (default), node-dsh, claude-code, qwen-code, "
         "opencode, codex; over ACP: claude-code-acp, qwen-code-acp, opencode-acp, codex-acp, "
-        "gemini-cli-acp; a Python framework in-process: openai-agents, deepagents; "
+        "gemini-cli-acp; a Python framework in-process: openai-agents, deepagents, "
+        "google-adk(-single-turn), pydantic-ai(-deferred), smolagents; "
         "jsonl:COMMAND (any process speaking the JSON-lines protocol), acp:COMMAND (any agent "
         "speaking ACP) or module:factory (a Python adapter)",
     )

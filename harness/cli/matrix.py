@@ -139,13 +139,21 @@ def _columns(
 ) -> list[Column | int]:
     """Each runtime's column, in the order named. The reference runtime's runs on this
     thread (its batch owns the SIGINT handler, which only the main thread may set); the
-    others, each a process the adapter drives, up to --jobs at a time."""
+    others, each a process the adapter drives, up to --jobs at a time. The Python
+    frameworks run in this process and take turns in one of those places: each patches the
+    process's HTTP clients to reach its fake (harness.fake.intercept), and two at once would
+    answer each other's agents."""
     from concurrent.futures import ThreadPoolExecutor
 
+    from harness.adapters._load import MEMBERS
+
     here = {spec: _run(args, spec, scenarios) for spec in specs if spec == "reference"}
-    others = [spec for spec in specs if spec not in here]
+    inside = [s for s in specs if s not in here and MEMBERS.get(s, ("",))[0] == "frameworks"]
+    others = [spec for spec in specs if spec not in here and spec not in inside]
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        turns = pool.submit(lambda: {s: _run(args, s, scenarios) for s in inside})
         there = dict(zip(others, pool.map(lambda s: _run(args, s, scenarios), others), strict=True))
+        there.update(turns.result())
     return [here[spec] if spec in here else there[spec] for spec in specs]
 
 

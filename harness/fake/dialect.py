@@ -9,7 +9,8 @@ refer to a call's arguments (`{{ask.args.questions.0.question}}`) still read the
 ones. harness/dialects/ ships one for each agent CLI the suite knows (`Dialect.named`).
 
 A template is JSON. In it:
-- a string that is exactly `{field}` is that field's value, of any JSON type;
+- a string that is exactly `{field}` is that field's value, of any JSON type; a field may
+  be a dotted path into the arguments, a list's items by index (`{questions.0.question}`);
   `{a|b}` is the first of a, b that is present; with none present, its key is left out;
 - any other string has each `{field}` replaced by that field's string value;
 - `{"$each": FIELD, "$as": TEMPLATE}` is a list: TEMPLATE filled once per item of the
@@ -31,6 +32,10 @@ with `finish`: a spelling filled from `{text}`, the child's last words. An agent
 scripted step that only speaks is then sent with that call beside its text, when the
 request declares the tool (a child's does; a root's does not), as a model of that runtime
 would end; its text stays the agent's final words.
+
+A runtime that keeps its tool calls and their results in its messages' text (smolagents:
+`Calling tools:` and `Observation:`) says how those texts begin, with `transcript`; the fake
+reads them back as the calls it sent (harness.fake.transcript).
 """
 
 from __future__ import annotations
@@ -42,6 +47,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.fake.transcript import Transcript, TranscriptError
+
 DELEGATION_TOOL = "subagent"  # what scenarios call, whatever the runtime's tool is named
 ASK_TOOL = "ask_user_question"
 PLAN_TOOL = "exit_plan_mode"
@@ -49,9 +56,17 @@ SCENARIO_TOOLS = (DELEGATION_TOOL, ASK_TOOL, PLAN_TOOL)
 DIALECTS = Path(__file__).resolve().parents[1] / "dialects"  # harness/dialects/NAME.json
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
-_WHOLE = re.compile(rf"\{{({_NAME}(?:\|{_NAME})*)\}}")
+_PATH = rf"{_NAME}(?:\.(?:{_NAME}|[0-9]+))*"  # a field, or a path into it: questions.0.question
+_WHOLE = re.compile(rf"\{{({_PATH}(?:\|{_PATH})*)\}}")
 _EACH = frozenset({"$each", "$as", "$defaults"})
-_KEYS = frozenset({"name", "tools", "cannot", "about", "side", "finish"})
+_KEYS = frozenset({"name", "tools", "cannot", "about", "side", "finish", "transcript"})
+
+
+def as_identifier(name: str) -> str:
+    """An agent's name as a Python identifier: each character that cannot be in one an
+    underscore, and one before a leading digit (`child-a` is `child_a`)."""
+    spelled = re.sub(r"\W", "_", name, flags=re.ASCII)
+    return f"_{spelled}" if spelled[:1].isdigit() else spelled
 
 
 class DialectError(ValueError):
@@ -127,8 +142,10 @@ class Delegation(Spelling):
     Every string of `arguments` has `{name}` and `{prompt}` replaced by the scripted
     values. None sends the scripted arguments unchanged (the reference runtime's own). A
     `tool` with `{name}` in it is a tool per child, named after it (an agent offered as a
-    tool, as openai-agents' `Agent.as_tool` does); `scenario_tool` cannot read such names
-    back, and an adapter that uses one reads them itself, knowing its children.
+    tool, as openai-agents' `Agent.as_tool` does); with `{identifier}`, named after it as a
+    Python identifier (`as_identifier`: Google ADK names agents so). `scenario_tool` cannot
+    read such names back, and an adapter that uses one reads them itself, knowing its
+    children.
     """
 
     tool: str = DELEGATION_TOOL
@@ -150,8 +167,10 @@ class Delegation(Spelling):
         extra: frozenset[str] = frozenset(),
     ) -> Delegation:
         parsed = Spelling.from_json(value, where, default_tool, frozenset({"then"}))
-        if "{" in parsed.tool.replace("{name}", ""):
-            raise DialectError(f"{where}.tool: a name, or one with {{name}} (a tool per child)")
+        if "{" in parsed.tool.replace("{name}", "").replace("{identifier}", ""):
+            raise DialectError(
+                f"{where}.tool: a name, or one with {{name}} or {{identifier}} (a tool per child)"
+            )
         if parsed.arguments is not None and "{prompt}" not in "".join(_strings(parsed.arguments)):
             raise DialectError(
                 f"{where}.arguments: no string carries {{prompt}}; the child's task must "
@@ -247,6 +266,8 @@ class Dialect:
     side: tuple[Side, ...] = ()
     # The call that ends a subagent, filled from {text} (its last words); None: text ends it.
     finish: Spelling | None = None
+    # How a runtime that keeps its calls in its messages' text writes them (transcript.py).
+    transcript: Transcript | None = None
 
     def side_request(self, conversation: Mapping[str, Any]) -> Side | None:
         """The declared side request `conversation` is, if any."""
@@ -283,6 +304,8 @@ class Dialect:
             ]
         if self.finish is not None:
             out["finish"] = self.finish.to_json()
+        if self.transcript is not None:
+            out["transcript"] = self.transcript.to_json()
         return out
 
     @classmethod
@@ -328,7 +351,13 @@ class Dialect:
                 raise DialectError(f"{where}.finish.arguments: no string carries {{text}}")
             if finish.tool in runtime:
                 raise DialectError(f"{where}.finish.tool: a tool of its own, not a scenario tool's")
-        return cls(spellings, name, dict(sorted(cannot.items())), sides, finish)
+        transcript = None
+        if "transcript" in value:
+            try:
+                transcript = Transcript.from_json(value["transcript"], f"{where}.transcript")
+            except TranscriptError as exc:
+                raise DialectError(str(exc)) from None
+        return cls(spellings, name, dict(sorted(cannot.items())), sides, finish, transcript)
 
     @classmethod
     def load(cls, spec: str) -> Dialect:
@@ -351,7 +380,7 @@ def _fill(template: Any, scope: Mapping[str, Any]) -> Any:
     if isinstance(template, str):
         whole = _WHOLE.fullmatch(template)
         if whole:
-            found = [scope[n] for n in whole.group(1).split("|") if n in scope]
+            found = [v for n in whole.group(1).split("|") if (v := _at(scope, n)) is not _ABSENT]
             return found[0] if found else _ABSENT
         # One pass: a value that itself contains "{name}" is not filled again.
         return _WHOLE.sub(lambda m: _text(m.group(1), scope), template)
@@ -376,9 +405,22 @@ def _fill(template: Any, scope: Mapping[str, Any]) -> Any:
 
 def _text(names: str, scope: Mapping[str, Any]) -> str:
     for name in names.split("|"):
-        if isinstance(scope.get(name), str):
-            return str(scope[name])
+        if isinstance(value := _at(scope, name), str):
+            return value
     raise _Unfillable(names)
+
+
+def _at(scope: Mapping[str, Any], path: str) -> Any:
+    """The value at a dotted path (a list's items by index), or _ABSENT."""
+    value: Any = scope
+    for key in path.split("."):
+        if isinstance(value, Mapping) and key in value:
+            value = value[key]
+        elif isinstance(value, list) and key.isdigit() and int(key) < len(value):
+            value = value[int(key)]
+        else:
+            return _ABSENT
+    return value
 
 
 def _check(template: Any, where: str) -> None:

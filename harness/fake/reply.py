@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.fake.dialect import DELEGATION_TOOL, Dialect, Spelling
+from harness.fake.dialect import DELEGATION_TOOL, Dialect, Spelling, as_identifier
 from harness.fake.routing import message_text
 from harness.fake.script import MalformedArguments, UnresolvedTemplate
 from harness.scenario import Call, Turn, _template
@@ -248,8 +248,9 @@ def _spell(
             step=step,
         )
     named = spelling.tool
-    if delegated and "{name}" in named:  # a tool per child, named after it (an agent as tool)
-        named = named.replace("{name}", str(args.get("name")))
+    if delegated:  # a tool per child, named after it (an agent as tool)
+        child = str(args.get("name"))
+        named = named.replace("{name}", child).replace("{identifier}", as_identifier(child))
     return named, _arguments(agent, step, index, tool, spelled)
 
 

@@ -112,6 +112,7 @@ class ScriptedLLM:
         self.errors: list[ScriptError] = []
         self._state = {name: AgentState() for name in self.scripts}
         self._finished = Finished()
+        self._sent: dict[str, dict[str, Any]] = {}  # each tool call sent, by id (transcript)
         self._call_ids = 0
         self._completion_ids = 0
         self._unscripted: dict[str, int] = {}  # requests per agent nobody scripted
@@ -235,7 +236,15 @@ class ScriptedLLM:
         """The request as the checks and routing read it: parsed, and translated from its
         wire into that conversation (MalformedRequest when it cannot be). `agent`: the
         agent header's value, if any."""
-        return endpoint.conversation(parsed(request.content), strict=self.strict, agent=agent)
+        body = endpoint.conversation(parsed(request.content), strict=self.strict, agent=agent)
+        transcript = self.dialect.transcript
+        if (
+            transcript is not None
+            and isinstance(body, dict)
+            and isinstance(body.get("messages"), list)
+        ):
+            body = {**body, "messages": transcript.recall(body["messages"], self._sent)}
+        return body
 
     def _reply(
         self, request: httpx.Request, body: Any, call_prefix: str, named: str | None
@@ -302,6 +311,8 @@ class ScriptedLLM:
         # Only a reply that will be sent may open delegations for routing.
         self.routes.issued(agent, message, delegations)
         self.replies.append((agent, message))
+        for call in message.get("tool_calls") or ():
+            self._sent[str(call.get("id"))] = call
         state = self._state[agent]
         state.cursor = max(state.cursor, step)
         if self.check_history:

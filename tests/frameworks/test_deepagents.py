@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from harness.adapters import open_adapter
-from harness.adapters.frameworks.deepagents import DECLINED
+from harness.adapters.frameworks.adapter import DECLINED
 from harness.contract import RunOptions
 from harness.run import LIVE, RULE, UPSTREAM, judge
 from tests.conftest import SCENARIOS

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from harness.fake.dialect import Dialect
     from harness.scenario import Scenario
 
+# The host's word when it will not put a question to anyone (no scripted answer): the
+# tool's result, as the child reads it, where a framework has no refusal of its own.
+DECLINED = "The user was not asked: no one can answer this question now."
 NO_SERVICE = (
     "a framework's host is always its human end: a world composed without a user-questions "
     "service, or without an agent registry, is a runtime's own make-up, not a framework's"
@@ -40,6 +43,8 @@ class FrameworkAdapter:
     release = ""
     # Scenarios it cannot express, by id, each with why.
     skips: Mapping[str, str] = MappingProxyType({})
+    # Whether it names agents (and the tools that reach them) as Python identifiers.
+    identifiers = False
 
     def __init__(self, root: Any = None) -> None:
         import importlib
@@ -73,11 +78,19 @@ class FrameworkAdapter:
                     "human end is its host's decision, which cannot throw")  # fmt: skip
         if any(a.plan_mode for a in scenario.agents.values()):
             return f"plan mode: {self.label} has no plan mode, and no plan review to leave it"
-        return self.skips.get(scenario.id)
+        if self.identifiers:
+            from harness.fake.dialect import as_identifier
+
+            named = [as_identifier(name) for name in scenario.agents]
+            if len(set(named)) < len(named):
+                return (f"two agents whose names are one Python identifier, which {self.label} "
+                        "names agents by: it could not tell them apart")  # fmt: skip
+        return self.dialect.cannot.get(scenario.id) or self.skips.get(scenario.id)
 
     def drive(self, scenario: Scenario, llm: ScriptedLLM) -> dict[str, Any]:
         """Run every phase of `scenario` in this process, the fake serving it; the
-        observation's JSON, as the protocol has it."""
+        observation's JSON, as the protocol has it, and `hang`, the wait-for graph, when
+        the run hung."""
         raise NotImplementedError
 
     def run(self, scenario: Scenario, options: RunOptions) -> Observation:
@@ -92,7 +105,10 @@ class FrameworkAdapter:
                           roots=scenario.roots(), dialect=self.dialect)  # fmt: skip
         with llm.intercept():
             data = self.drive(scenario, llm)
-        return reported(self.name, scenario, data, llm)
+        hang = data.pop("hang", None)  # the wait-for graph travels beside the observation
+        seen = reported(self.name, scenario, data, llm)
+        seen.hang = hang
+        return seen
 
 
 def answered(scenario: Scenario, questions: list[dict[str, Any]]) -> str | None:
@@ -106,6 +122,36 @@ def answered(scenario: Scenario, questions: list[dict[str, Any]]) -> str | None:
     if world.answerer != "scripted" or not all(q in world.answers for q in wanted):
         return None
     return answers_text(tuple(item for q in wanted for item in world.answers[q].items))
+
+
+def children_first(scenario: Scenario) -> list[str]:
+    """The scenario's agents, the deepest first, each depth in the scenario's order: so each
+    parent can be built with its children already built."""
+    depth = {}
+    for name in scenario.agents:
+        at, d = name, 0
+        while (parent := scenario.agents[at].spawned_by) is not None:
+            at, d = parent, d + 1
+        depth[name] = d
+    order = {name: i for i, name in enumerate(scenario.agents)}
+    return sorted(scenario.agents, key=lambda n: (-depth[n], order[n]))
+
+
+def named_child(scenario: Scenario, agent: str, tool: str, arguments: dict[str, Any]) -> str | None:
+    """The child a call of `agent` starts where each child is a tool named after it."""
+    spec = scenario.agents.get(tool)
+    return tool if spec is not None and spec.spawned_by == agent else None
+
+
+def identified_child(
+    scenario: Scenario, agent: str, tool: str, arguments: dict[str, Any]
+) -> str | None:
+    """The child a call of `agent` starts where each child is a tool named after it as a
+    Python identifier (the dialect's `{identifier}`)."""
+    from harness.fake.dialect import as_identifier
+
+    mine = [c for c, a in scenario.agents.items() if a.spawned_by == agent]
+    return next((c for c in mine if as_identifier(c) == tool), None)
 
 
 # (scenario, the calling agent, the tool, its arguments) -> the child the call starts.

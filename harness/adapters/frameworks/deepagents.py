@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.adapters._npm import adapter_dir
-from harness.adapters.frameworks.adapter import FrameworkAdapter, answered, observed
+from harness.adapters.frameworks.adapter import DECLINED, FrameworkAdapter, answered, observed
 from harness.contract import SENTINEL_KEY
 from harness.fake.dialect import ASK_TOOL, DELEGATION_TOOL, Dialect
 
@@ -33,9 +33,6 @@ if TYPE_CHECKING:
 NAME = "deepagents"
 MODEL = "scripted"
 TASK = "task"  # deepagents' delegation tool
-# The host's word when it will not put a question to anyone: the tool's result, as the
-# child reads it.
-DECLINED = "The user was not asked: no one can answer this question now."
 
 
 class DeepAgents(FrameworkAdapter):

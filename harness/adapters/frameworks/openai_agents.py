@@ -23,7 +23,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.adapters._npm import adapter_dir
-from harness.adapters.frameworks.adapter import FrameworkAdapter, answered, observed
+from harness.adapters.frameworks.adapter import (
+    FrameworkAdapter,
+    answered,
+    children_first,
+    named_child,
+    observed,
+)
 from harness.contract import SENTINEL_KEY
 from harness.fake.dialect import ASK_TOOL, DELEGATION_TOOL, Dialect
 
@@ -87,7 +93,7 @@ class OpenAIAgents(FrameworkAdapter):
             except Exception as exc:  # whatever the framework raises ends the run, as an error
                 outcome, error = "error", f"{type(exc).__name__}: {exc}"
                 break
-        return observed(scenario, llm, (outcome, error), asked, finals, _child)
+        return observed(scenario, llm, (outcome, error), asked, finals, named_child)
 
     def _agents(self, scenario: Scenario) -> dict[str, Any]:
         from agents import Agent, OpenAIChatCompletionsModel, RunContextWrapper, function_tool
@@ -111,31 +117,13 @@ class OpenAIAgents(FrameworkAdapter):
 
         built: dict[str, Any] = {}
         # Children first, so each parent can be offered its children as tools.
-        for name in _children_first(scenario):
+        for name in children_first(scenario):
             children = [built[c] for c, a in scenario.agents.items() if a.spawned_by == name]
             tools = [c.as_tool(tool_name=c.name, tool_description=f"Delegate a task to {c.name}.")
                      for c in children]  # fmt: skip
             built[name] = Agent(name=name, instructions=f"You are {name}.", model=model,
                                 tools=[*tools, human])  # fmt: skip
         return built
-
-
-def _child(scenario: Scenario, agent: str, tool: str, arguments: dict[str, Any]) -> str | None:
-    """The child a call of `agent` starts: an agent offered as a tool is named after it."""
-    spec = scenario.agents.get(tool)
-    return tool if spec is not None and spec.spawned_by == agent else None
-
-
-def _children_first(scenario: Scenario) -> list[str]:
-    """The scenario's agents, the deepest first, each depth in the scenario's order."""
-    depth = {}
-    for name in scenario.agents:
-        at, d = name, 0
-        while (parent := scenario.agents[at].spawned_by) is not None:
-            at, d = parent, d + 1
-        depth[name] = d
-    order = {name: i for i, name in enumerate(scenario.agents)}
-    return sorted(scenario.agents, key=lambda n: (-depth[n], order[n]))
 
 
 def openai_agents(scenarios: Path | None = None, version: str | None = None) -> OpenAIAgents:
