@@ -65,11 +65,11 @@ class _Lifetimes:
                 self._ended()
                 return code
 
-        cli_run.subprocess.Popen = Timed  # type: ignore[misc]
+        cli_run.subprocess.Popen = Timed  # type: ignore[attr-defined]
         try:
             yield
         finally:
-            cli_run.subprocess.Popen = real  # type: ignore[misc]
+            cli_run.subprocess.Popen = real  # type: ignore[attr-defined]
 
 
 def _share(spec: str, runs: int) -> tuple[Stats, Stats] | str:

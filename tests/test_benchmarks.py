@@ -44,9 +44,9 @@ def test_a_cli_processs_lifetime_is_timed_from_spawn_to_exit() -> None:
 
     lifetimes = _Lifetimes()
     with lifetimes.watching():
-        process = cli_run.subprocess.Popen(["sleep", "0.2"])
+        process = cli_run.subprocess.Popen(["sleep", "0.2"])  # type: ignore[attr-defined]
         process.wait()
         process.poll()  # counted once
-    assert cli_run.subprocess.Popen is subprocess.Popen
+    assert cli_run.subprocess.Popen is subprocess.Popen  # type: ignore[attr-defined]
     (alive,) = lifetimes.alive
     assert 0.2 <= alive < 2

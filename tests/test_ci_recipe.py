@@ -16,11 +16,11 @@ from harness.cli._main import parser
 README = (Path(__file__).parents[1] / "README.md").read_text("utf-8")
 
 
-def recipe() -> dict[str, Any]:
+def recipe() -> dict[Any, Any]:  # YAML 1.1 reads the workflow's `on:` key as True
     section = README.split("### A CI recipe (GitHub Actions)", 1)[1]
     block = re.search(r"```yaml\n(.*?)```", section, re.S)
     assert block is not None, "the recipe's yaml block is gone"
-    doc: dict[str, Any] = yaml.safe_load(block[1])
+    doc: dict[Any, Any] = yaml.safe_load(block[1])
     return doc
 
 

@@ -84,7 +84,7 @@ def test_a_replayed_tool_call_must_keep_its_whole_shape(call: dict[str, object],
     assert conversation_problem(messages) == f"message 1 (assistant) tool call 'c1' {why}"
 
 
-SERVED = [
+SERVED: list[dict[str, Any]] = [
     {"role": "user", "content": "go"},
     {"role": "assistant", "content": None, "tool_calls": [
         {"id": "call_1", "type": "function", "function": {"name": "t", "arguments": "{}"}}]},
@@ -150,7 +150,7 @@ def test_a_finished_agent_asked_again_is_told_its_history_is_wrong(
                                 json={"model": "m", "messages": messages})  # fmt: skip
         llm.respond(request)
 
-    go = {"role": "user", "content": "go"}
+    go: dict[str, object] = {"role": "user", "content": "go"}
     llm = ScriptedLLM({"a": [Turn.text("done")]}, check_history=True)
     ask(llm, [go])
     ask(llm, [go, {"role": "assistant", "content": "not what was said"}, go])

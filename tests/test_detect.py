@@ -67,7 +67,12 @@ def test_a_true_cycle_is_detected_on_the_loop_and_reported() -> None:
 
         task = asyncio.current_task()
         assert task is not None
-        loop.on_deadlock = lambda: (fired.append(True), task.cancel())
+
+        def on_deadlock() -> None:
+            fired.append(True)
+            task.cancel()
+
+        loop.on_deadlock = on_deadlock
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.gather(a(), b())
 
@@ -275,7 +280,8 @@ def test_waits_in_threads_are_left_to_the_backstop(monkeypatch: object) -> None:
     import harness.adapters.reference.world as world_module
 
     monkeypatch.setattr(world_module, "make_answerer", lambda s: ThreadedHuman())  # type: ignore[attr-defined]
-    scenario = dataclasses.replace(SCENARIOS["live-root-answered"], world=World("scripted"))
+    world = World(answerer="scripted")  # the human is ThreadedHuman, patched in above
+    scenario = dataclasses.replace(SCENARIOS["live-root-answered"], world=world)
     result = run_scenario(scenario, backstop=0.1)
     assert result.observation.outcome == "error"
     assert (result.observation.error or "").startswith("backstop: the reference runtime showed")

@@ -411,7 +411,11 @@ def test_a_subagent_that_ends_by_a_tool_is_sent_its_last_words_in_it() -> None:
     finish = {"type": "function", "function": {"name": "complete_task"}}
     llm = ScriptedLLM({"child": [Turn(say="Looking."), Turn(say="UNRESOLVED: CUDA?")]},
                       dialect=dialect)  # fmt: skip
-    body = {"model": "m", "messages": [{"role": "user", "content": "go"}], "tools": [finish]}
+    body: dict[str, Any] = {
+        "model": "m",
+        "messages": [{"role": "user", "content": "go"}],
+        "tools": [finish],
+    }
     with httpx.Client(transport=httpx.MockTransport(llm.router().handler)) as client:
         first = client.post(f"{BASE_URL}/chat/completions", json=body).json()
         body["messages"] += [first["choices"][0]["message"], {"role": "user", "content": "on"}]

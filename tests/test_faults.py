@@ -34,6 +34,7 @@ class Recording:
     """A tool that remembers the context each call came with."""
 
     name = "ask_user_question"
+    concurrency_safe = False  # as the tool it stands in for
 
     def __init__(self) -> None:
         self.schema: dict[str, Any] = {"type": "function", "function": {"name": self.name}}

@@ -115,9 +115,10 @@ def test_each_tag_is_required_exactly_when_the_content_needs_it(
 
 def test_every_tag_but_the_two_kinds_has_a_case() -> None:
     # service and assembled, one of which every file carries, are tested below; owned-resume
-    # comes with resume, so it has tests of its own (tests/test_owned_resume.py).
+    # and live-lineage come with resume, so they have tests of their own
+    # (tests/test_owned_resume.py).
     tested = {case.values[1] for case in TAG_CASES}
-    assert tested == set(FEATURES) - {"service", "assembled", "owned-resume"}
+    assert tested == set(FEATURES) - {"service", "assembled", "owned-resume", "live-lineage"}
 
 
 def test_the_wrong_kind_is_one_problem_with_the_swap(tmp_path: Path) -> None:

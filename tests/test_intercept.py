@@ -145,6 +145,7 @@ def test_each_exit_restores_what_it_found() -> None:
         for m in (httpx, httpx2)
     }
     outer, inner = hello(), ScriptedLLM({"lead": [Turn.text("inner")]})
+    reply: httpx.Response | httpx2.Response
     with outer.intercept():
         with inner.intercept():  # the innermost fake answers first
             reply = httpx2.post(f"{BASE_URL}/chat/completions", json=_chat())

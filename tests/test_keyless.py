@@ -17,7 +17,7 @@ import base64
 import os
 import re
 import sys
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterator, MutableMapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,7 +105,7 @@ def canary_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, str
     return env
 
 
-def leaks(requests: list[CapturedRequest]) -> list[str]:
+def leaks(requests: Sequence[CapturedRequest]) -> list[str]:
     found = []
     for i, request in enumerate(requests, 1):
         where = f"request {i} (agent {request.agent}, step {request.step})"

@@ -249,7 +249,7 @@ def test_a_roots_answer_in_the_runtimes_own_words_holds_the_rule() -> None:
     # the answer, which the rule does not pin; the script's own words and the label chosen
     # must still be there.
     obs = observed("live-root-answered")
-    own = {"lead": "ANSWERED: " + OWN_WORDS.format(label="No")}
+    own: dict[str, str | None] = {"lead": "ANSWERED: " + OWN_WORDS.format(label="No")}
     status, level, mismatches = held(dataclasses.replace(obs, final=own), RULE)
     assert (status, level, mismatches) == ("pass", RULE, [])
     for wrong in ("ANSWERED: " + OWN_WORDS.format(label="Yes"), OWN_WORDS.format(label="No")):
@@ -261,16 +261,22 @@ def test_a_roots_answer_in_the_runtimes_own_words_holds_the_rule() -> None:
 def test_typed_text_must_reach_the_root_for_the_rule() -> None:
     obs = observed("live-root-answered-custom")
     typed = "Only gpu-pool, after the maintenance window."
-    own = {"lead": f'ANSWERED: Your questions have been answered: "Which pools?"="{typed}".'}
+    own: dict[str, str | None] = {
+        "lead": f'ANSWERED: Your questions have been answered: "Which pools?"="{typed}".'
+    }
     assert held(dataclasses.replace(obs, final=own), RULE)[:2] == ("pass", RULE)
-    lost = {"lead": 'ANSWERED: Your questions have been answered: "Which pools?"="".'}
+    lost: dict[str, str | None] = {
+        "lead": 'ANSWERED: Your questions have been answered: "Which pools?"="".'
+    }
     assert held(dataclasses.replace(obs, final=lost), RULE)[:2] == ("fail", LIVE)
 
 
 def test_a_plan_reviews_result_is_the_runtimes_own_words() -> None:
     # "{{plan.result}}" alone: nothing of upstream's wording is the rule's.
     obs = observed("plan-mode-root-approved")
-    own = {"lead": "User has approved exiting plan mode. You can now proceed."}
+    own: dict[str, str | None] = {
+        "lead": "User has approved exiting plan mode. You can now proceed."
+    }
     assert held(dataclasses.replace(obs, final=own), RULE)[:2] == ("pass", RULE)
     assert held(dataclasses.replace(obs, final=own))[:2] == ("fail", RULE)
 

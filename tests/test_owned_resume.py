@@ -1,5 +1,6 @@
-"""A session resumed inside a live owner's scope (`resume: S, owner: O`): the loader's rules
-for it, and the runtime's verdict, which ownership decides, not the session's lineage."""
+"""A session resumed inside a live owner's scope (`resume: S, owner: O`), or beside live roots
+(`alongside: [...]`): the loader's rules for them, and the runtime's verdict, which
+ownership decides, not the session's lineage."""
 
 from __future__ import annotations
 
@@ -81,3 +82,39 @@ def test_the_resumed_session_is_owned_and_refused_though_its_lineage_is_a_roots(
     assert [e["owner"] for e in worker if e["type"] == "session/resumed"] == ["lead"]
     assert [e["code"] for e in result.observation.tool_errors] == ["DELEGATED_CALLER"]
     assert result.observation.answerer_calls == 0
+
+
+def test_live_lineage_is_required_exactly_when_a_resume_has_agents_alongside(
+    tmp_path: Path,
+) -> None:
+    beside = ", alongside: [lead]"
+    path = write(tmp_path, owner=beside, features="assembled, resume")
+    assert problems(path) == [
+        f"{path}: /features: missing 'live-lineage': /phases/1 resumes worker alongside live "
+        "roots; add it (line 12)"
+    ]
+    scenario = load_scenario(
+        write(tmp_path, owner=beside, features="assembled, resume, live-lineage")
+    )
+    assert (scenario.phases[1].alongside, scenario.phases[1].owner) == (("lead",), None)
+    path = write(
+        tmp_path, owner=", alongside: [worker]", features="assembled, resume, live-lineage"
+    )
+    assert problems(path) == [
+        f"{path}: /phases/1/alongside/0: worker is the resumed session or its owner, entered "
+        "already; name another live agent (line 10)"
+    ]
+    path = write(tmp_path, owner=beside, features="assembled, resume, live-lineage, no-registry",
+                 registry="absent")  # fmt: skip
+    assert problems(path) == [
+        f"{path}: /phases/1/alongside: each agent alongside is entered in the agent registry, "
+        "and world.registry is absent; drop alongside or the registry setting (line 10)"
+    ]
+
+
+def test_a_session_resumed_beside_its_live_parent_is_a_root_that_asks() -> None:
+    result = run_scenario(SCENARIOS["resumed-beside-its-live-parent"])
+    assert result.status == "pass", result.mismatches
+    child = result.observation.sessions["child"]
+    assert child[0]["parent_session"] == "parent" and child[0]["delegation_depth"] == 1
+    assert [a["caller"] for a in result.observation.asked] == ["child"]

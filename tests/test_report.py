@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Sequence
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -25,7 +26,7 @@ class Sections(HTMLParser):
 
     def __init__(self) -> None:
         super().__init__()
-        self.sections: dict[str, dict[str, object]] = {}
+        self.sections: dict[str, dict[str, Sequence[str | None]]] = {}
         self.current: str | None = None
         self.external: list[str] = []
 

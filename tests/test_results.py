@@ -86,9 +86,9 @@ def test_github_annotations_point_at_the_failing_expectation(
                    if line.startswith("::error ")]  # fmt: skip
     assert len(annotations) == 2  # the fail and the error; never a pass or a skip
     where = {}
-    for line in annotations:
+    for annotation in annotations:
         props = dict(
-            p.split("=", 1) for p in line.removeprefix("::error ").split("::")[0].split(",")
+            p.split("=", 1) for p in annotation.removeprefix("::error ").split("::")[0].split(",")
         )
         where[props["title"].split("%3A")[0]] = (props["file"], int(props["line"]))
     file, line = where[FAILS]

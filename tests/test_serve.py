@@ -20,11 +20,12 @@ from tests.serving import Served
 
 if TYPE_CHECKING:
     import openai
+    from openai.types.chat import ChatCompletionFunctionToolParam, ChatCompletionMessageParam
 
 SCENARIO = "live-root-answered"
 
 
-def tools(*names: str) -> list[dict[str, Any]]:
+def tools(*names: str) -> list[ChatCompletionFunctionToolParam]:
     """Declarations of these tools, as a runtime sends them; `serve` is strict by default
     and answers no scripted call to a tool the request did not declare."""
     return [{"type": "function", "function": {"name": n, "parameters": {"type": "object"}}}
@@ -46,7 +47,7 @@ def sdk(base_url: str, http_client: httpx.Client | None = None) -> openai.OpenAI
         base_url=base_url,
         api_key=SENTINEL_KEY,
         max_retries=0,
-        http_client=http_client,
+        http_client=http_client,  # type: ignore[arg-type]  # a legacy httpx client is accepted
         default_headers={"X-Harness-Agent": "lead"},
     )
 
@@ -64,15 +65,15 @@ def served(serve_process: Callable[..., AbstractContextManager[Served]]) -> Iter
 
 
 def ask(client: openai.OpenAI, stream: bool) -> tuple[str, dict[str, object]]:
-    messages = [{"role": "user", "content": "go"}]
+    messages: list[ChatCompletionMessageParam] = [{"role": "user", "content": "go"}]
     if not stream:
-        reply = client.chat.completions.create(model="m", messages=messages, tools=ASKING)  # type: ignore[arg-type]
+        reply = client.chat.completions.create(model="m", messages=messages, tools=ASKING)
         (call,) = reply.choices[0].message.tool_calls or []
         return call.function.name, json.loads(call.function.arguments)  # type: ignore[union-attr]
     name, fragments = "", []
     for chunk in client.chat.completions.create(
         model="m", messages=messages, stream=True, tools=ASKING
-    ):  # type: ignore[arg-type]
+    ):
         for delta_call in (chunk.choices[0].delta.tool_calls or []) if chunk.choices else []:
             name += delta_call.function.name or "" if delta_call.function else ""
             fragments.append(delta_call.function.arguments or "" if delta_call.function else "")
@@ -129,7 +130,7 @@ def test_server_stops_once_the_scripts_are_consumed(
     url = served.url
     client = sdk(url)
     ask(client, False)
-    reply = client.chat.completions.create(model="m", messages=answered("ANSWER"), tools=ASKING)  # type: ignore[arg-type]
+    reply = client.chat.completions.create(model="m", messages=answered("ANSWER"), tools=ASKING)
     assert reply.choices[0].message.content == "ANSWERED: ANSWER"
     assert served.wait(10) == 0
     assert "all scripts consumed after 2 request(s)" in served.stderr()
@@ -180,7 +181,7 @@ def run_agent(client: openai.OpenAI, prompt: str, *, depth: int, delegation_tool
     final = ""
     declared = tools("ask_user_question", delegation_tool)
     for _ in range(8):
-        reply = client.chat.completions.create(model="m", messages=messages, tools=declared)  # type: ignore[arg-type]
+        reply = client.chat.completions.create(model="m", messages=messages, tools=declared)
         message = reply.choices[0].message
         messages.append(message.model_dump(exclude_none=True))
         final = message.content or final

@@ -74,7 +74,8 @@ def test_a_test_without_the_cli_marker_cannot_start_a_runtime(
     assert "mark it @pytest.mark.cli, or read recorded output instead" in message
     with pytest.raises(StartedARuntime):  # npm installing one, in its folder
         subprocess.run(["true"], cwd=RUNTIMES / "qwen-code", check=False)
-    for node in (["node", "-e", "0"], [Path("/usr/bin/npm"), "ci"], "npx --yes x"):
+    npm: list[str | Path] = [Path("/usr/bin/npm"), "ci"]
+    for node in (["node", "-e", "0"], npm, "npx --yes x"):
         with pytest.raises(StartedARuntime):  # Node anywhere (the Node SDKs' tests)
             subprocess.run(node, check=False, shell=isinstance(node, str))
     assert subprocess.run(["true"], check=False).returncode == 0  # anything else starts

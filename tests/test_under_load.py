@@ -3,6 +3,7 @@ reports a failing run, with its load stopped whatever happens."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -20,7 +21,7 @@ def test_one_runtime_gets_its_test_file_and_its_matrix_column() -> None:
                                "tests/clis/test_opencode.py"]  # fmt: skip
     assert matrix == "matrix: opencode"
     assert matrix_command[1:] == ["matrix", "--adapter", "opencode", "--jobs", "2", "--format",
-                                  "json", "--output", under_load.os.devnull, "--check",
+                                  "json", "--output", os.devnull, "--check",
                                   "adapters/matrix.json"]  # fmt: skip
 
 
@@ -65,7 +66,7 @@ def test_a_failing_run_fails_it_and_the_load_is_stopped(
     steps = [("passes", [sys.executable, "-c", "pass"]),
              ("fails", [sys.executable, "-c", "raise SystemExit(3)"])]  # fmt: skip
     monkeypatch.setattr(under_load, "commands", lambda args: steps)
-    monkeypatch.setattr(under_load.subprocess, "Popen", keep)
+    monkeypatch.setattr("tests.under_load.subprocess.Popen", keep)
     assert under_load.main(["--hogs", "1", "--repeat", "2"]) == 1
     out = capsys.readouterr().out.splitlines()
     assert [line.split(maxsplit=2)[2] for line in out[-4:]] == [

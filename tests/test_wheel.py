@@ -23,6 +23,7 @@ import tarfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -230,7 +231,8 @@ def test_a_wheel_built_from_the_sdist_is_the_same_wheel(tmp_path: Path) -> None:
     assert sdist.stat().st_size < SDIST_LIMIT
     with tarfile.open(sdist) as archive:
         names = archive.getnames()
-        safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}  # 3.11.4+
+        # tarfile's `data` filter, where it has one (3.11.4+)
+        safe: dict[str, Any] = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
         archive.extractall(tmp_path, **safe)
     assert [n for n in names if INSTALLS & set(Path(n).parts)] == []  # no adapter installs
     # What git tracks (and this working tree still has) is what an sdist must carry.

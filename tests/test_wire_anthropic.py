@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import httpx
 import pytest
@@ -129,7 +129,8 @@ class Runtime:
         asked = {"model": "claude-scripted", "max_tokens": 1024, "system": system,
                  "messages": messages, "tools": TOOLS}  # fmt: skip
         if not self.stream:
-            return self.client.messages.create(**asked)
+            message: anthropic.types.Message = self.client.messages.create(**asked)
+            return message
         with self.client.messages.stream(**asked) as stream:
             return stream.get_final_message()
 
@@ -146,7 +147,7 @@ class Runtime:
             results = []
             for use in (b for b in reply.content if b.type == "tool_use"):
                 if use.name == "subagent":
-                    handed = self.run(use.input["prompt"], child=True)  # type: ignore[index]
+                    handed = self.run(cast(str, use.input["prompt"]), child=True)
                     results.append(tool_result(use.id, [{"type": "text", "text": handed}]))
                 elif use.name == "ask_user_question" and child:
                     results.append(tool_result(use.id, REFUSAL, is_error=True))
@@ -266,12 +267,16 @@ def test_chat_completions_is_still_served_beside_it() -> None:
 
     llm = fake({"lead": [Turn.text("hi"), Turn.text("again")]}, created=1)
     said = sdk(llm).messages.create(**body())
-    assert [(b.type, b.text) for b in said.content] == [("text", "hi")]  # type: ignore[union-attr]
+    assert [(b.type, b.text) for b in said.content] == [("text", "hi")]
     transport = httpx.MockTransport(llm.router().handler)
+    http = httpx.Client(transport=transport)  # a legacy httpx client: the SDK accepts one
     chat = openai.OpenAI(base_url=BASE_URL, api_key=SENTINEL_KEY, max_retries=0,
-                         http_client=httpx.Client(transport=transport))  # fmt: skip
+                         http_client=http)  # type: ignore[arg-type]  # fmt: skip
     history = [*GO, {"role": "assistant", "content": "hi"}, {"role": "user", "content": "more"}]
-    reply = chat.chat.completions.with_raw_response.create(model="m", messages=history)
+    reply = chat.chat.completions.with_raw_response.create(
+        model="m",
+        messages=history,  # type: ignore[arg-type]  # plain dicts, as JSON sends them
+    )
     # One conversation, carried on from one wire to the other (routed by the text served).
     assert [r.agent for r in llm.requests] == ["lead", "lead"] and llm.errors == []
     choice = {"index": 0, "message": {"role": "assistant", "content": "again", "refusal": None},

@@ -47,7 +47,7 @@ def test_a_step_with_two_tool_calls_streams_increasing_indices() -> None:
     ]  # fmt: skip
     starts = [e.content_block for e in events if e.type == "content_block_start"]
     assert [b.type for b in starts] == ["text", "tool_use", "tool_use"]
-    assert [(b.id, b.name, b.input) for b in starts[1:]] == [  # type: ignore[union-attr]
+    assert [(b.id, b.name, b.input) for b in starts[1:]] == [
         ("toolu_1", "ask_user_question", {}),
         ("toolu_2", "ask_user_question", {}),
     ]

@@ -71,7 +71,7 @@ def sdk(base_url: str = SDK_BASE, **options: Any) -> genai.Client:
     return genai.Client(api_key=SENTINEL_KEY, http_options=http)
 
 
-def declarations(names: tuple[str, ...]) -> list[types.Tool]:
+def declarations(names: tuple[str, ...]) -> list[types.ToolUnion]:
     from google.genai import types
 
     # Both spellings of a schema: JSON Schema, and Gemini's own (OpenAPI-like) Schema.
@@ -122,10 +122,10 @@ class Runtime:
         from google.genai import types
 
         config = types.GenerateContentConfig(system_instruction=system, tools=self.tools)
-        asked = {"model": MODEL, "contents": contents, "config": config}
+        asked: dict[str, Any] = {"model": MODEL, "contents": contents, "config": config}
         if self.stream:
             return merged(self.client.models.generate_content_stream(**asked))
-        (candidate,) = self.client.models.generate_content(**asked).candidates or ()
+        (candidate,) = self.client.models.generate_content(**asked).candidates or []
         assert candidate.finish_reason == types.FinishReason.STOP and candidate.content
         return candidate.content
 
@@ -201,7 +201,7 @@ def test_the_async_client_on_the_fakes_transport_gets_text_and_a_call() -> None:
         client = sdk(httpx_async_client=httpx.AsyncClient(transport=llm.transport()))
         config = types.GenerateContentConfig(tools=declarations(("ask_user_question",)))
         text = await client.aio.models.generate_content(model=MODEL, contents="go")
-        history = ["go", text.candidates[0].content, "more"]  # type: ignore[index]
+        history: list[Any] = ["go", text.candidates[0].content, "more"]  # type: ignore[index]
         chunks = await client.aio.models.generate_content_stream(
             model=MODEL, contents=history, config=config
         )
@@ -247,10 +247,10 @@ def test_a_script_error_is_googles_error_shape_through_the_sdk() -> None:
 
     llm = fake({"lead": [Turn.text("hi")]})
     client = sdk()  # held: a Client closes its HTTP client once no one holds it
+    # The wire's own JSON (a camelCase functionResponse), not the SDK's dict types.
+    contents: list[Any] = [user("go"), user(answer("subagent", "r", "call_9"))]
     with llm.intercept(), pytest.raises(errors.ClientError) as info:
-        client.models.generate_content(
-            model=MODEL, contents=[user("go"), user(answer("subagent", "r", "call_9"))]
-        )
+        client.models.generate_content(model=MODEL, contents=contents)
     message = (
         "agent lead, step 1: message 1 (tool) answers tool call 'call_9', which the assistant "
         "message before it did not make; send the assistant message with its tool_calls, then "

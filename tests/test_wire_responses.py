@@ -52,8 +52,9 @@ def sdk(llm: ScriptedLLM) -> openai.OpenAI:
 
     # The SDK insists on a key: the sentinel, the one credential the fake accepts.
     transport = httpx.MockTransport(llm.router().handler)
+    http = httpx.Client(transport=transport)  # a legacy httpx client: the SDK accepts one
     return openai.OpenAI(base_url=BASE_URL, api_key=SENTINEL_KEY, max_retries=0,
-                         http_client=httpx.Client(transport=transport))  # fmt: skip
+                         http_client=http)  # type: ignore[arg-type]  # fmt: skip
 
 
 def fake(scripts: dict[str, list[Turn]] = SCRIPTS, **options: Any) -> ScriptedLLM:
@@ -71,10 +72,11 @@ class Runtime:
         self.stream = stream
 
     def create(self, instructions: str, items: list[Any]) -> openai.types.responses.Response:
-        asked = {"model": "gpt-scripted", "instructions": instructions, "input": items,
-                 "tools": TOOLS, "store": False}  # fmt: skip
+        asked: dict[str, Any] = {"model": "gpt-scripted", "instructions": instructions,
+                                 "input": items, "tools": TOOLS, "store": False}  # fmt: skip
         if not self.stream:
-            return self.client.responses.create(**asked)
+            response: openai.types.responses.Response = self.client.responses.create(**asked)
+            return response
         with self.client.responses.stream(**asked) as stream:
             return stream.get_final_response()
 
@@ -203,9 +205,9 @@ def test_one_conversation_carries_on_across_all_three_wires() -> None:
     assert said.output_text == "hi" and said.id == "resp_1"
     history = [{"role": "user", "content": "go"}, {"role": "assistant", "content": "hi"},
                {"role": "user", "content": "more"}]  # fmt: skip
+    http = httpx.Client(transport=httpx.MockTransport(llm.router().handler))  # legacy: accepted
     chat = openai.OpenAI(base_url=BASE_URL, api_key=SENTINEL_KEY, max_retries=0,
-                         http_client=httpx.Client(transport=httpx.MockTransport(
-                             llm.router().handler)))  # fmt: skip
+                         http_client=http)  # type: ignore[arg-type]  # fmt: skip
     again = chat.chat.completions.create(model="m", messages=history)  # type: ignore[arg-type]
     assert again.choices[0].message.content == "again" and again.id == "chatcmpl-2"
     history += [{"role": "assistant", "content": "again"}, {"role": "user", "content": "go on"}]

@@ -67,7 +67,7 @@ def test_each_event_is_framed_with_its_name_and_numbered_in_order() -> None:
         (body(input=[{"role": "user", "content": [{"type": "input_text"}]}]), "input.0"),
         (body(input=[{"type": "function_call", "name": "n", "arguments": "{}"}]), "input.0"),
         (body(input=[{"type": "function_call_output", "output": "x"}]), "input.0"),
-        (body(input=[output("call_1", 3)]), "input.0"),
+        (body(input=[output("call_1", 3)]), "input.0"),  # type: ignore[arg-type]  # not a string
         (body(tools=[{"name": "n"}]), "tools"),
         (body(tools=[{"type": "function"}]), "tools"),
     ],

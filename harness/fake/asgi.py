@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +25,7 @@ from harness.fake.endpoints import CHAT_COMPLETIONS, ENDPOINTS, PATTERNED
 from harness.fake.scripted import ScriptedLLM
 from harness.fake.wires import Answer, Endpoint, ErrorShape
 
-Message = dict[str, Any]
+Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 

@@ -10,7 +10,7 @@ from typing import Any
 from harness.runtime.llm import ChatClient
 from harness.runtime.loop import run_agent
 from harness.runtime.questions import UserQuestionService
-from harness.runtime.registry import Agent, AgentRegistry
+from harness.runtime.registry import Agent, AgentRegistry, delegation_depth
 from harness.runtime.sessions import SessionHeader, SessionStore
 from harness.runtime.tools import Tool, default_tools
 from harness.runtime.tools.exit_plan_mode import set_plan_mode
@@ -78,12 +78,12 @@ class Runtime:
         """One-shot delegation: the child lives inside the parent's scope, so the parent owns
         it until the child's run ends."""
         assert parent.session is not None
-        lineage = parent.session.header
+        depth = delegation_depth(parent) + 1  # durable: the budget survives a resume
         header = SessionHeader(
             id=name,
-            parent_session=lineage.id,
+            parent_session=parent.session.header.id,
             origin="subagent",
-            delegation_depth=(lineage.delegation_depth or 0) + 1,
+            delegation_depth=depth,
         )
         session = self.store.create(header)
         with self.waits.awaiting(parent.id, f"subagent call {call_id}", name):
@@ -91,7 +91,8 @@ class Runtime:
             # parent cancels it). Awaited inline, a chain of delegations nests one coroutine
             # per level in a single task: Python's stack then grows with the depth, and
             # every exception raised anywhere below walks each level's exception state.
-            return await asyncio.ensure_future(self._run(Agent(name, session), parent, prompt))
+            child = Agent(name, session, depth)
+            return await asyncio.ensure_future(self._run(child, parent, prompt))
 
     async def _run(self, agent: Agent, owner: Agent | None, prompt: str) -> str:
         assert agent.session is not None

@@ -31,11 +31,15 @@ class Agent:
     """A live agent. Identity is the object: a second object with the same id is a
     different caller, which is exactly what the stale same-id check relies on."""
 
-    __slots__ = ("id", "plan_mode_next", "session", "signal")
+    __slots__ = ("depth", "id", "plan_mode_next", "session", "signal")
 
-    def __init__(self, id: str, session: Session | None = None) -> None:
+    def __init__(self, id: str, session: Session | None = None, depth: int | None = None) -> None:
         self.id = id
         self.session = session
+        # The delegation depth this run was started with (upstream's runtime option
+        # `subagentDepth`: a delegated child's); None for a root or a resumed session, which
+        # arrives with fresh options. It may deepen its header's count, never lower it.
+        self.depth = depth
         # This run's abort signal, the very object every tool call of the run is handed
         # (as upstream's turn signal): fired, the calls not yet dispatched are skipped.
         self.signal = AbortSignal()
@@ -45,6 +49,13 @@ class Agent:
 
     def __repr__(self) -> str:
         return f"Agent({self.id!r}) at {id(self):#x}"
+
+
+def delegation_depth(agent: Agent) -> int:
+    """An agent's delegation depth, as upstream's `delegationDepthOf`: its durable header's,
+    or its run's when that is deeper (a header can be incomplete: depth 0 or absent)."""
+    header = agent.session.header.delegation_depth if agent.session is not None else None
+    return max(header or 0, agent.depth or 0)
 
 
 class RegistryError(Exception):

@@ -94,13 +94,15 @@ def _no_owner_without_registry(
 ) -> Iterator[Problem]:
     if world.get("registry", "present") != "absent":
         return
+    entered = {"owner": "an owner is", "alongside": "each agent alongside is"}
     for i, phase in enumerate(phases):
-        if "resume" in phase and "owner" in phase:
-            yield (
-                f"/phases/{i}/owner",
-                "an owner is entered in the agent registry, and world.registry is absent; "
-                "drop owner or the registry setting",
-            )
+        for field, who in entered.items():
+            if "resume" in phase and field in phase:
+                yield (
+                    f"/phases/{i}/{field}",
+                    f"{who} entered in the agent registry, and world.registry is absent; "
+                    f"drop {field} or the registry setting",
+                )
 
 
 def _no_service(world: dict[str, Any], phases: list[dict[str, Any]]) -> Iterator[Problem]:
@@ -276,6 +278,11 @@ def _phases(phases: list[dict[str, Any]], agents: dict[str, Any]) -> Iterator[Pr
                 )
             if phase.get("owner") == agent:
                 yield f"/phases/{i}/owner", f"{agent} cannot own itself; name another agent"
+            beside = phase.get("alongside") or []
+            for j, name in enumerate(beside):
+                if name in (agent, phase.get("owner")):
+                    yield (f"/phases/{i}/alongside/{j}", f"{name} is the resumed session or its "
+                           "owner, entered already; name another live agent")  # fmt: skip
             stored |= _descendants(agent, agents)
         else:
             yield from direct_ask(phase["ask"], f"/phases/{i}/ask", agents)

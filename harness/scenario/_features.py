@@ -168,6 +168,13 @@ def _owned_resume(doc: dict[str, Any]) -> Evidence:
     return False, "no phase resumes a session under an owner"
 
 
+def _live_lineage(doc: dict[str, Any]) -> Evidence:
+    for i, phase in enumerate(doc["phases"]):
+        if "resume" in phase and phase.get("alongside"):
+            return True, f"/phases/{i} resumes {phase['resume']} alongside live roots"
+    return False, "no phase resumes a session alongside live roots"
+
+
 def _provider_lifecycle(doc: dict[str, Any]) -> Evidence:
     for i, phase in enumerate(doc["phases"]):
         if "provider" in phase.get("ask", {}):
@@ -195,6 +202,7 @@ FEATURE_RULES: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any]], Evide
     "no-user-questions": (("world",), _no_user_questions),
     "owned-resume": (("phases",), _owned_resume),
     "provider-lifecycle": (("phases",), _provider_lifecycle),
+    "live-lineage": (("phases",), _live_lineage),
 }
 # Exactly one of these applies to every scenario: naming the wrong one is one mistake,
 # reported once, as a swap.

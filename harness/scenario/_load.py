@@ -304,7 +304,9 @@ def _phase(doc: dict[str, Any]) -> Phase:
     if "start" in doc:
         return Phase("start", doc["start"], doc["prompt"])
     if "resume" in doc:
-        return Phase("resume", doc["resume"], doc["prompt"], owner=doc.get("owner"))
+        alongside = tuple(doc.get("alongside", ()))
+        return Phase("resume", doc["resume"], doc["prompt"], owner=doc.get("owner"),
+                     alongside=alongside)  # fmt: skip
     ask = doc["ask"]
     return Phase(
         "ask",

@@ -31,6 +31,7 @@ FEATURES: tuple[str, ...] = (
     "no-user-questions",
     "owned-resume",
     "provider-lifecycle",
+    "live-lineage",
 )
 
 # The caller check the design document decides: every scenario runs under it unless it
@@ -104,6 +105,8 @@ class Phase:
     ask: DirectAsk | None = None
     # resume only: the live agent whose scope the session is resumed in (None: a root).
     owner: str | None = None
+    # resume only: live roots entered first, owning nothing (the header's parent among them).
+    alongside: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

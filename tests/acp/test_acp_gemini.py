@@ -13,7 +13,10 @@ from harness.adapters.acp.gemini_cli import UNSEEN, GeminiCliAcp
 from harness.fake.dialect import DELEGATION_TOOL, Dialect
 from tests.conftest import SCENARIOS
 
-ISSUED = {"call_1": ("parent", "invoke_agent", {}), "call_2": ("child", "exit_plan_mode", {})}
+ISSUED: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "call_1": ("parent", "invoke_agent", {}),
+    "call_2": ("child", "exit_plan_mode", {}),
+}
 
 
 def gemini() -> Any:

@@ -9,11 +9,12 @@ from __future__ import annotations
 import dataclasses
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from harness.adapters import AdapterError, open_adapter
-from harness.contract import RunOptions
+from harness.contract import Observation, RunOptions
 from harness.run import judge
 from tests.conftest import SCENARIOS
 
@@ -23,7 +24,7 @@ AGENT = Path(__file__).with_name("agent.py")
 SPEC = f"acp:{sys.executable} {AGENT}"
 
 
-def observe(scenario_id: str, spec: str = SPEC, **world: object) -> object:
+def observe(scenario_id: str, spec: str = SPEC, **world: Any) -> Observation:
     scenario = SCENARIOS[scenario_id]
     if world:
         scenario = dataclasses.replace(scenario, world=dataclasses.replace(scenario.world, **world))

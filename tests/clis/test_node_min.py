@@ -54,7 +54,7 @@ def made(
     monkeypatch.setattr(node, "version", lambda found: versions[found])
     monkeypatch.setattr(cli_adapter, "node_version", lambda found: versions[found])
     monkeypatch.setattr(node, "install", lambda *a, env: installs.append(env))
-    monkeypatch.setattr(node.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr("harness.adapters._node.shutil.which", lambda name: f"/usr/bin/{name}")
     monkeypatch.setattr(offline, "unavailable", lambda: "not probed here")  # a process
     pin = {"dependencies": {"some-cli-0": "1.2.3"}}
     (tmp_path / "package.json").write_text(json.dumps(pin), "utf-8")
@@ -69,7 +69,7 @@ def test_a_release_that_wants_node_22_installs_and_runs_on_the_toolchains(
 ) -> None:
     qwen, installs, asked = made(tmp_path, monkeypatch, ">=22.0.0", NODE22)
     assert asked == [(22, 0)]
-    run = SimpleNamespace(folder=tmp_path)
+    run: Any = SimpleNamespace(folder=tmp_path)
     assert qwen.bare_environment(run, tmp_path / "home")["PATH"] == f"/opt/node22/bin:{BARE}"
     (env,) = installs
     assert env["PATH"].startswith("/opt/node22/bin:")
@@ -81,7 +81,7 @@ def test_a_release_the_node_on_path_serves_runs_as_before(
 ) -> None:
     qwen, installs, asked = made(tmp_path, monkeypatch, ">=20.0.0", NODE22)
     assert asked == []
-    run = SimpleNamespace(folder=tmp_path)
+    run: Any = SimpleNamespace(folder=tmp_path)
     assert qwen.bare_environment(run, tmp_path / "home")["PATH"] == BARE
     assert "/opt/node22" not in installs[0].get("PATH", "")
     assert "Node" not in qwen.runtime

@@ -249,7 +249,7 @@ def test_hosted_a_roots_ask_reaches_the_host_and_its_answer_is_lost(
     assert judge(scenario, observed, RULE).status == "fail"
     # At the pin the answer arrives, in Qwen Code's words: the rule holds.
     now = qwen.run(scenario, RunOptions())
-    assert now.final["lead"].endswith("following answers:\n\n**Question**: No")
+    assert (now.final["lead"] or "").endswith("following answers:\n\n**Question**: No")
     assert judge(scenario, now, RULE).status == "pass"
 
 

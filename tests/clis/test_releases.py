@@ -9,6 +9,7 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -63,7 +64,7 @@ def test_another_release_installs_from_a_lockfile_of_its_own_and_runs(tmp_path: 
     assert pinned["version"] == CODEX and pinned["integrity"].startswith("sha512-")
     # Made once and kept: opened again, it is installed from the same lockfile.
     made = (folder / "package-lock.json").stat().st_mtime_ns
-    assert open_adapter(f"codex@{CODEX}").root == folder
+    assert cast(Codex, open_adapter(f"codex@{CODEX}")).root == folder
     assert (folder / "package-lock.json").stat().st_mtime_ns == made
     # The release's own binary, its own name in reports, the pin's known failures.
     shown = subprocess.run([adapter.cli, "--version"], capture_output=True, text=True,

@@ -37,7 +37,7 @@ REQUIRED = ("outcome", "answerer_calls", "asked", "direct", "tool_errors", "hand
 DELEGATED = {"name": "UserQuestionError", "code": "DELEGATED_CALLER", "message": (
     "human interaction is unavailable while the calling agent is owned by another live agent; "
     "include the unresolved question or decision in the child agent's final result")}  # fmt: skip
-OBSERVED = {
+OBSERVED: dict[str, Any] = {
     "outcome": "completed", "error": None, "answerer_calls": 0, "asked": [],
     "direct": [{"caller": "child", "answers": None, "error": DELEGATED}],
     "tool_errors": [], "handoffs": [], "final": {}, "plan_mode": {},

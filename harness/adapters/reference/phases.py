@@ -155,6 +155,12 @@ async def _run_phase(world: LiveWorld, phase: Phase, http: httpx.AsyncClient) ->
         )
         return
     runtime = world.live = world.runtime(http)
+    for name in phase.alongside:
+        # Live roots of the new runtime, owning nothing: whatever lineage the resumed
+        # session's header names, only the registry says who owns it.
+        assert runtime.agents is not None, "the loader refuses alongside without a registry"
+        runtime.agents.enter(Agent(name))
+        runtime.waits.labels[name] = f"{name} (root)"
     if phase.kind == "start":
         await runtime.start(str(phase.agent), phase.prompt)
     elif phase.owner is None:

@@ -4,6 +4,7 @@ import re
 from typing import Any
 
 from harness.runtime.errors import AgentAborted, AgentRunError
+from harness.runtime.registry import delegation_depth
 from harness.runtime.sessions import SessionError
 from harness.runtime.tools._base import (
     ToolArgumentError,
@@ -50,9 +51,10 @@ class SubagentTool:
                 "'_' or '-', starting with a letter or digit"
             )
         assert ctx.agent.session is not None
-        # A child's depth is its parent's plus one; past the runtime's cap (upstream's maxDepth,
-        # 3 by default) it is refused before it starts: a plain error, as upstream's.
-        depth, cap = (ctx.agent.session.header.delegation_depth or 0) + 1, ctx.runtime.max_depth
+        # A child's depth is its parent's plus one, the parent's the deeper of its header's
+        # and its run's; past the runtime's cap (upstream's maxDepth, 3 by default) it is
+        # refused before it starts: a plain error, as upstream's.
+        depth, cap = delegation_depth(ctx.agent) + 1, ctx.runtime.max_depth
         if cap is not None and depth > cap:
             return ToolResult.failed("Error", "", f"subagent depth {depth} exceeds maxDepth {cap}")
         try:

@@ -1,0 +1,83 @@
+"""Behaviours of the reference runtime that no scenario pinned until one was written for
+each (issue 49): each test changes the runtime's own code by one realistic bug, as a review
+did by hand, and shows the scenario written for it turn `harness run` red, through the
+runtime's own path. `mutated` rewrites one function's source, so the rest of the runtime
+(its classes, its errors) stays the one the harness imports."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import sys
+import textwrap
+from typing import Any
+
+import pytest
+
+from harness.adapters.reference.batch import batch
+from harness.run import run_scenario
+from tests.conftest import SCENARIOS
+
+
+def mutated(monkeypatch: pytest.MonkeyPatch, where: str, old: str, new: str) -> None:
+    """Replace `old` by `new` (each once) in the function or method `where` names
+    (`module:function` or `module:Class.method`), and put the result wherever the harness's
+    modules hold it."""
+    module_name, qualname = where.split(":")
+    module = importlib.import_module(module_name)
+    *owners, name = qualname.split(".")
+    holder: Any = module
+    for owner in owners:
+        holder = getattr(holder, owner)
+    original = getattr(holder, name)
+    source = textwrap.dedent(inspect.getsource(original))
+    assert source.count(old) == 1, f"{where}: the code to change is not there once: {old!r}"
+    scope: dict[str, Any] = dict(vars(module))
+    exec(compile(source.replace(old, new), inspect.getfile(original), "exec"), scope)
+    if owners:  # a method: its class is the one place that holds it
+        monkeypatch.setattr(holder, name, scope[name])
+        return
+    for held in list(sys.modules.values()):
+        if getattr(held, "__name__", "").startswith("harness.") and (
+            getattr(held, name, None) is original
+        ):
+            monkeypatch.setattr(held, name, scope[name])
+
+
+def failing(*ids: str) -> list[str]:
+    """Which of `ids` `harness run` fails on the runtime as it is now."""
+    with batch():  # one event loop for the scenarios, as `harness run` runs them
+        return [i for i in ids if run_scenario(SCENARIOS[i]).status != "pass"]
+
+
+def test_the_handoff_from_the_childs_first_words_instead_of_its_last_is_red(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    scenario = "child-speaks-before-its-last-message"
+    assert failing(scenario) == []
+    mutated(monkeypatch, "harness.runtime.loop:run_agent",
+            "if reply.content or reply.tool_calls:",
+            "if (reply.content or reply.tool_calls) and not output:")  # fmt: skip
+    assert failing(scenario) == [scenario]
+
+
+def test_a_depth_read_from_the_header_alone_is_red(monkeypatch: pytest.MonkeyPatch) -> None:
+    scenario = "depth-counted-past-an-overridden-header"
+    assert failing(scenario) == []
+    mutated(monkeypatch, "harness.runtime.registry:delegation_depth",
+            "return max(header or 0, agent.depth or 0)", "return header or 0")  # fmt: skip
+    assert failing(scenario, "delegation-depth-limit") == [scenario]
+
+
+def test_a_resume_owned_by_the_live_agent_its_header_names_is_red(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    scenario = "resumed-beside-its-live-parent"
+    assert failing(scenario) == []
+    # Lineage taken for ownership: the header's parent, when live, owns the resumed session.
+    mutated(monkeypatch, "harness.runtime.core:Runtime.resume",
+            "(Agent(session_id, session), owner, prompt)",
+            "(Agent(session_id, session), owner or (self.agents and "
+            "self.agents.get(session.header.parent_session or '')), prompt)")  # fmt: skip
+    others = ("resumed-root-question-header", "resumed-depth-one-root", "resumed-under-live-owner")
+    assert failing(scenario, *others) == [scenario]
