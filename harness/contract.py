@@ -123,7 +123,7 @@ class Observation:
     # Every call that reached the answerer: {caller, questions} (Question.to_json's shape).
     asked: list[dict[str, Any]] = field(default_factory=list)
     # Requests the runtime made beside its agents' turns (a title, say), each answered by
-    # the fake without consuming a script (harness.fake.dialect.Side): what each was.
+    # the fake without consuming a script (harness.fake.side.Side): what each was.
     side_requests: list[str] = field(default_factory=list)
     # Why the adapter could not run the scenario at all (it crashed, went silent or broke
     # the protocol): the scenario is then an error, not a failure of the runtime's.

@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.fake.side import Side, SideError
 from harness.fake.transcript import Transcript, TranscriptError
 
 DELEGATION_TOOL = "subagent"  # what scenarios call, whatever the runtime's tool is named
@@ -210,49 +211,6 @@ REFERENCE_DELEGATION = Delegation()
 
 
 @dataclass(frozen=True)
-class Side:
-    """A request a runtime makes beside its agents' turns (a title, a memory summary),
-    which it has no setting to turn off: known by declaring no tools (`no_tools`) and by a
-    text one of its messages contains (`contains`), both when both are given; answered
-    with `reply` and routed to no agent, so it consumes no scripted step."""
-
-    about: str
-    reply: str
-    no_tools: bool = False
-    contains: str | None = None
-
-    def matches(self, conversation: Mapping[str, Any]) -> bool:
-        if self.no_tools and conversation.get("tools"):
-            return False
-        if self.contains is not None:
-            texts = [_message_text(m) for m in conversation.get("messages") or ()]
-            return any(self.contains in t for t in texts)
-        return True
-
-    @classmethod
-    def from_json(cls, value: Any, where: str) -> Side:
-        keys = {"about", "reply", "no_tools", "contains"}
-        if not isinstance(value, dict) or set(value) - keys or not {"about", "reply"} <= set(value):
-            raise DialectError(f"{where}: write {{about, reply, no_tools?, contains?}}")
-        about, reply = value["about"], value["reply"]
-        no_tools, contains = value.get("no_tools", False), value.get("contains")
-        if not all(isinstance(v, str) and v for v in (about, reply)):
-            raise DialectError(f"{where}: about and reply are non-empty strings")
-        if not isinstance(no_tools, bool) or not isinstance(contains, str | None):
-            raise DialectError(f"{where}: no_tools is true or false, contains a string")
-        if not no_tools and not contains:
-            raise DialectError(f"{where}: say how it is known: no_tools, contains, or both")
-        return cls(about, reply, no_tools, contains)
-
-
-def _message_text(message: Any) -> str:
-    content = message.get("content") if isinstance(message, dict) else None
-    if isinstance(content, list):
-        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return content if isinstance(content, str) else ""
-
-
-@dataclass(frozen=True)
 class Dialect:
     """A runtime's spelling of each scenario tool it renames; the others go as scripted."""
 
@@ -343,7 +301,10 @@ class Dialect:
         side = value.get("side", [])
         if not isinstance(side, list):
             raise DialectError(f"{where}.side: a list of side requests")
-        sides = tuple(Side.from_json(v, f"{where}.side[{i}]") for i, v in enumerate(side))
+        try:
+            sides = tuple(Side.from_json(v, f"{where}.side[{i}]") for i, v in enumerate(side))
+        except SideError as exc:
+            raise DialectError(str(exc)) from None
         finish = None
         if "finish" in value:
             finish = Spelling.from_json(value["finish"], f"{where}.finish", "")
