@@ -57,3 +57,18 @@ def test_the_calls_it_keeps_in_text_are_read_back(smol: object) -> None:
 def test_a_batch_user_input_cannot_put_is_skipped_with_why(smol: object) -> None:
     observed = smol.run(SCENARIOS["child-empty-batch"], RunOptions())  # type: ignore[attr-defined]
     assert observed.outcome == "skipped" and "asks one question" in str(observed.error)
+
+
+def test_the_terminal_keeps_the_questions_and_passes_the_rest_through(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from harness.adapters.frameworks.smolagents import PROMPT, Terminal
+
+    terminal = Terminal()
+    with terminal.installed():
+        print("a line of the run's own")
+        sys.stdout.write(f"Which pool?{PROMPT}")
+        terminal.type("gpu-pool")
+        assert input() == "gpu-pool"  # what input() reads is what the harness typed
+    assert terminal.questions() == ["Which pool?"]
+    assert capsys.readouterr().out == "a line of the run's own\n"

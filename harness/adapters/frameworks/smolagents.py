@@ -48,6 +48,7 @@ USER_INPUT = "user_input"  # UserInputTool's name
 PROMPT = " => Type your answer here:"  # what UserInputTool puts after its question
 POLL = 0.005  # seconds between looks at the terminal: a hang is seen within a few of them
 NOBODY = "stdin, which no one answers"
+UNWIND = 30.0  # seconds a hung run is given to unwind once stdin is closed
 DIALECT = {
     "name": NAME,
     "tools": {
@@ -75,17 +76,17 @@ class Terminal:
         self._keys = io.TextIOWrapper(io.FileIO(write, "w"), write_through=True)
         self._lock = threading.Lock()
         self._asked: list[str] = []
+        self._out: Any = sys.stdout  # where everything else goes: the stdout it replaced
 
     def write(self, text: str) -> int:
         if text.endswith(PROMPT):
             with self._lock:
                 self._asked.append(text[: -len(PROMPT)])
             return len(text)
-        return sys.__stdout__.write(text) if sys.__stdout__ is not None else len(text)
+        return int(self._out.write(text))
 
     def flush(self) -> None:
-        if sys.__stdout__ is not None:
-            sys.__stdout__.flush()
+        self._out.flush()
 
     def questions(self) -> list[str]:
         """The questions put since the last look, in the order they were put."""
@@ -102,7 +103,7 @@ class Terminal:
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[None]:
-        stdin, stdout = sys.stdin, sys.stdout
+        stdin, stdout = sys.stdin, self._out = sys.stdin, sys.stdout
         sys.stdin, sys.stdout = self.stdin, self
         try:
             yield
@@ -164,7 +165,9 @@ class Smolagents(FrameworkAdapter):
                     for agent in agents.values():
                         agent.interrupt()  # each stops at its next step
                     terminal.close()
-                    thread.join()
+                    # Decided already: this only lets the threads unwind, and a run that will
+                    # not is left to end with the process (its thread is a daemon).
+                    thread.join(UNWIND)
                     return data
         outcome = ended[0] if ended else ("completed", None)
         return observed(scenario, llm, outcome, asked, finals, identified_child)
