@@ -81,3 +81,43 @@ def test_a_resume_owned_by_the_live_agent_its_header_names_is_red(
             "self.agents.get(session.header.parent_session or '')), prompt)")  # fmt: skip
     others = ("resumed-root-question-header", "resumed-depth-one-root", "resumed-under-live-owner")
     assert failing(scenario, *others) == [scenario]
+
+
+def test_sibling_results_in_completion_order_are_red(monkeypatch: pytest.MonkeyPatch) -> None:
+    scenario = "siblings-finish-out-of-start-order"
+    assert failing(scenario) == []
+    # Each result logged as its child finishes, not in the reply's order.
+    mutated(monkeypatch, "harness.runtime.loop:run_agent",
+            "results = await asyncio.gather(*(execute(rt, agent, c) for c in group))",
+            "tasks = {asyncio.ensure_future(execute(rt, agent, c)): c for c in group}\n"
+            "                done = [await f for f in asyncio.as_completed(tasks)]\n"
+            "                order = {id(t.result()): c for t, c in tasks.items()}\n"
+            "                group = [order[id(r)] for r in done]\n"
+            "                results = done")  # fmt: skip
+    # Siblings that finish in their start order cannot tell.
+    assert failing(scenario, "parallel-children-refused") == [scenario]
+
+
+@pytest.mark.parametrize(
+    ("where", "old", "new"),
+    [
+        # The provider handed no signal at all.
+        ("harness.runtime.tools._base:ask_user", "signal=ctx.signal", "signal=None"),
+        # A fresh signal per tool call: the run's abort never reaches it.
+        ("harness.runtime.loop:execute", "signal=agent.signal", "signal=type(agent.signal)()"),
+        # The model asked again after the run was aborted during its calls.
+        (
+            "harness.runtime.loop:run_agent",
+            "        if agent.signal.aborted:\n            # Fired",
+            "        if False:\n            # Fired",
+        ),
+    ],
+    ids=["no-signal", "fresh-signal", "asks-again"],
+)
+def test_an_abort_that_does_not_reach_the_provider_or_end_the_run_is_red(
+    monkeypatch: pytest.MonkeyPatch, where: str, old: str, new: str
+) -> None:
+    scenario = "root-question-interrupted"
+    assert failing(scenario) == []
+    mutated(monkeypatch, where, old, new)
+    assert failing(scenario, "plan-review-provider-aborted", "child-aborted-call") == [scenario]

@@ -91,6 +91,15 @@ TAG_CASES = [
         GOOD, "no-user-questions", "title: t", "title: t\nworld: {user_questions: absent}",
         "/world/user_questions is absent", id="no-user-questions",
     ),
+    pytest.param(
+        GOOD, "concurrent-children", '- say: "got {{d.result}}"',
+        '- say: "got {{d.result}}"\n        after: child',
+        "/agents/parent/script/1 is held until child ends", id="concurrent-children",
+    ),
+    pytest.param(
+        GOOD, "interrupt", "title: t", "title: t\nworld: {answerer: scripted, answers: "
+        "{q: interrupt}}", "/world/answers/q interrupts the asking run", id="interrupt",
+    ),
 ]  # fmt: skip
 
 

@@ -23,7 +23,7 @@ const PLUGINS = join(CLI, "plugins");
 // keeps it (and any authorization header) off every request to the fake.
 const DUMMY_KEY = "keyless-harness-dummy-key";
 
-export const ASSEMBLED_FEATURES = ["assembled", "nested-delegation", "no-user-questions", "parallel-calls", "plan-mode", "resume"];
+export const ASSEMBLED_FEATURES = ["assembled", "concurrent-children", "interrupt", "nested-delegation", "no-user-questions", "parallel-calls", "plan-mode", "resume"];
 // How upstream's model is told apart and how it delegates (hello: session_header, delegation).
 // run_in_background defaults to true upstream, and then the parent does not wait for its child.
 export const SESSION_HEADER = "x-deepseek-harness-session-id";

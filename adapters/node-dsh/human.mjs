@@ -29,13 +29,15 @@ export class Answerer {
     if (!isObject(answers)) throw new ScenarioError("world.answers must map question ids to answers");
     this.answers = new Map();
     for (const [id, reply] of Object.entries(answers)) {
-      if (reply === "dismiss" || reply === "fail" || reply === "abort") {
+      // interrupt stops a run, which a direct ask has none of (the loader keeps them apart);
+      // dsh/plugins/answerer.mjs carries it out in the assembled scenarios.
+      if (reply === "dismiss" || reply === "fail" || reply === "abort" || reply === "interrupt") {
         this.answers.set(id, reply);
         continue;
       }
       const items = Array.isArray(reply) ? reply : [reply];
       if (!items.every((a) => isObject(a) && Array.isArray(a.selected))) {
-        throw new ScenarioError(`world.answers.${id} must be {selected: [...], custom?}, a list of them, dismiss, fail or abort`);
+        throw new ScenarioError(`world.answers.${id} must be {selected: [...], custom?}, a list of them, dismiss, fail, abort or interrupt`);
       }
       this.answers.set(
         id,

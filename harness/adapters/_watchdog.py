@@ -23,10 +23,18 @@ class Watchdog:
     last look. `doing` is a phrase for the report ("sending its request 3 to the fake")."""
 
     def __init__(
-        self, limit: float, program: str, *, clock: Callable[[], float] = time.monotonic
+        self,
+        limit: float,
+        program: str,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        held: Callable[[], list[str]] | None = None,
     ) -> None:
         self.limit = limit
         self.program = program  # how the report names the runtime
+        # The steps the fake holds now (harness.fake.hold), for the report: a runtime that
+        # runs siblings one by one waits on a held reply, which is no hang it can show.
+        self._held = held
         self._clock = clock
         self._last = clock()
         self._doing = "starting"
@@ -67,7 +75,10 @@ class Watchdog:
 
     def report(self, outcome: str = "stopped, and nothing hung") -> str:
         """The one line an observation's error carries when the watchdog fired."""
+        held = self._held() if self._held is not None else []
+        holding = f"; the fake holds {'; '.join(held)}" if held else ""
         return (
             f"backstop: {self.program} showed no progress for {self.idle():.1f} s (the limit is "
-            f"{self.limit:g} s without progress); it was last seen {self.doing}; {outcome}"
+            f"{self.limit:g} s without progress); it was last seen {self.doing}{holding}; "
+            f"{outcome}"
         )

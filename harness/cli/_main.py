@@ -151,7 +151,7 @@ class _Version(argparse.Action):
 
 
 def _version() -> str:
-    """`harness (keyless-harness) 0.1.0; scenarios 6.4.0`: the package as installed, and the
+    """`harness (keyless-harness) 0.1.0; scenarios 6.5.0`: the package as installed, and the
     contract version of the scenarios it ships."""
     from importlib.metadata import PackageNotFoundError, version
 

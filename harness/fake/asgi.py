@@ -141,7 +141,7 @@ class FakeApp:
         query = scope.get("query_string", b"").decode("latin-1")
         url = f"http://fake{endpoint}" + (f"?{query}" if query else "")
         request = httpx.Request("POST", url, headers=headers, content=body)
-        if self.llm.before_turn is not None:  # an adapter's moment before a step (ServerThread)
+        if self.llm.pauses:  # a held step, or an adapter's moment before one (ServerThread)
             await self.llm.before(request)
         answer = self.llm.complete(request)
         if not answer.streamed:

@@ -31,6 +31,7 @@ import httpx
 from harness.contract import AGENT_HEADER, CapturedRequest
 from harness.fake.dialect import REFERENCE_DELEGATION, Delegation, Dialect
 from harness.fake.endpoints import endpoint_for
+from harness.fake.hold import Holds
 from harness.fake.record import PrefixLog, Record
 from harness.fake.reply import AgentState, Finished, finished, follow_up, render
 from harness.fake.request import (
@@ -125,6 +126,7 @@ class ScriptedLLM:
         # Each tool call's result as the model that made it was shown it (call id -> text).
         self.results: dict[str, str] = {}
         self.before_turn: BeforeTurn | None = None
+        self.holds = Holds(self.scripts)
 
     @property
     def requests(self) -> MutableSequence[CapturedRequest]:
@@ -178,23 +180,48 @@ class ScriptedLLM:
 
         return intercepting(Handler(self, base_url), base_url)
 
+    @property
+    def pauses(self) -> bool:
+        """Whether a request may wait before it is answered: a `before_turn` hook, or a
+        step held until another agent ends (harness.fake.hold)."""
+        return self.before_turn is not None or bool(self.holds)
+
     async def before(self, request: httpx.Request) -> None:
-        """Give `before_turn` its moment before an agent's scripted step is served: on
-        the caller's event loop in-process, on the server's own behind `ServerThread` (so
-        a hook there shares no loop with the runtime, only the moment)."""
-        if self.before_turn is None:
+        """The moment before an agent's scripted step is served: a held step waits for
+        its agent, then `before_turn` runs. On the caller's event loop in-process, on the
+        server's own behind `ServerThread` (so a hook there shares no loop with the
+        runtime, only the moment)."""
+        if not self.pauses:
             return
+        turn = self._next_step(request)
+        if turn is not None:
+            await self.holds.wait(*turn)
+            if self.before_turn is not None:
+                await self.before_turn(*turn)
+
+    def hold(self, request: httpx.Request) -> None:
+        """`before` for a synchronous client: a held step waits in the caller's thread
+        (there is no event loop to run `before_turn` on)."""
+        if self.holds:
+            turn = self._next_step(request)
+            if turn is not None:
+                self.holds.wait_sync(*turn)
+
+    def _next_step(self, request: httpx.Request) -> tuple[str, int] | None:
+        """(agent, the step it asks for), or None: no agent's turn, or a request
+        complete() will refuse (and report, once)."""
         try:
             named = request.headers.get(AGENT_HEADER)
             body = self._body(request, endpoint_for(request.url.path), named)
             if self.dialect.side and self.dialect.side_request(body) is not None:
-                return  # no agent's turn
+                return None  # no agent's turn
             agent = self.routes.place(request, body)
         except ScriptError:
-            return  # complete() reports it, once
+            return None
         state = self._state.get(agent)
-        if state is not None and not state.following:  # a delegation's second call: no step
-            await self.before_turn(agent, state.cursor + 1)
+        if state is None or state.following:  # a delegation's second call: no step
+            return None
+        return agent, state.cursor + 1
 
     # -- the endpoint -----------------------------------------------------------------
     def respond(self, request: httpx.Request) -> httpx.Response:
@@ -315,11 +342,14 @@ class ScriptedLLM:
             self._sent[str(call.get("id"))] = call
         state = self._state[agent]
         state.cursor = max(state.cursor, step)
+        ended = state.cursor == len(self.scripts[agent]) and not state.following
         if self.check_history:
             said = [m for m in messages if not (isinstance(m, dict) and m.get("role") == "system")]
             state.served = [*said, message]
-            if state.cursor == len(self.scripts[agent]) and not state.following:
+            if ended:
                 self._finished.add(state)
+        if ended and self.holds:
+            self.holds.ended(agent)
         return message
 
     def progress(self) -> dict[str, int]:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Awaitable, Callable
 from typing import Any, NoReturn, Protocol
 
 import httpx
@@ -40,9 +39,11 @@ class Fake(Protocol):
     to a request."""
 
     @property
-    def before_turn(self) -> Callable[[str, int], Awaitable[None]] | None: ...
+    def pauses(self) -> bool: ...
 
     async def before(self, request: httpx.Request) -> None: ...
+
+    def hold(self, request: httpx.Request) -> None: ...
 
     def complete(self, request: httpx.Request) -> Answer: ...
 
@@ -76,12 +77,15 @@ class Handler:
     def respond(self, request: httpx.Request) -> httpx.Response:
         if not self.serves(request):
             _refuse(request)
+        if self.llm.pauses:
+            self.llm.hold(request)
         return response(self.llm.complete(request), request)
 
     async def handle(self, request: httpx.Request) -> httpx.Response:
-        if self.llm.before_turn is not None and self.serves(request):
-            await self.llm.before(request)
-        return self.respond(request)
+        if not (self.llm.pauses and self.serves(request)):
+            return self.respond(request)
+        await self.llm.before(request)
+        return response(self.llm.complete(request), request)
 
 
 @functools.cache

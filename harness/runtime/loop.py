@@ -83,9 +83,7 @@ async def run_agent(rt: Runtime, agent: Agent, prompt: str) -> str:
                 # result, in order, and the run ends.
                 for skipped in reply.tool_calls[i:]:
                     session.append(result_event(skipped, ABORTED_BEFORE_DISPATCH))
-                message = f"agent {agent.id}: its run was aborted"
-                session.append({"type": "agent/error", "message": message})
-                raise AgentAborted(message)
+                raise aborted(agent)
             group = concurrent_group(rt, reply.tool_calls, i)
             ids = ", ".join(f"{c.id} ({c.name})" for c in group)
             rt.waits.positions[agent.id] = f"turn {turn}, tool call{'s' * (len(group) > 1)} {ids}"
@@ -99,9 +97,22 @@ async def run_agent(rt: Runtime, agent: Agent, prompt: str) -> str:
                 event = session.append(result_event(call, result))
                 messages.extend(to_messages([event]))
             i += len(group)
+        if agent.signal.aborted:
+            # Fired while the last calls ran (a human stopping the run as its question
+            # waits, say): their results are logged, and the model is not asked again, as
+            # upstream's loop throws once a step's calls are done.
+            raise aborted(agent)
     message = f"agent {agent.id} did not finish within {rt.max_turns} turns"
     session.append({"type": "agent/error", "message": message})
     raise AgentRunError(message)
+
+
+def aborted(agent: Agent) -> AgentAborted:
+    """The end of a run whose signal fired, logged in its session."""
+    message = f"agent {agent.id}: its run was aborted"
+    assert agent.session is not None, "a running agent always has a session"
+    agent.session.append({"type": "agent/error", "message": message})
+    return AgentAborted(message)
 
 
 def concurrent_group(rt: Runtime, calls: Sequence[ToolCall], start: int) -> Sequence[ToolCall]:

@@ -18,13 +18,33 @@ class AbortSignal:
     """Set once its owner no longer wants the work done: an agent's run was cancelled (its
     tool calls not yet dispatched are then skipped), or a caller no longer wants an answer."""
 
-    __slots__ = ("aborted",)
+    __slots__ = ("_listeners", "aborted")
 
     def __init__(self, aborted: bool = False) -> None:
         self.aborted = aborted
+        self._listeners: list[Callable[[], None]] = []
 
     def abort(self) -> None:
+        if self.aborted:
+            return  # fires once, as a DOM AbortSignal's abort event
         self.aborted = True
+        listeners, self._listeners = self._listeners, []
+        for listener in listeners:
+            listener()
+
+    def on_abort(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call `listener` once, when the signal fires (at once if it has): how a provider
+        ends a wait nobody wants any more. Returns what removes it unfired."""
+        if self.aborted:
+            listener()
+            return lambda: None
+        self._listeners.append(listener)
+
+        def remove() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return remove
 
 
 class Agent:

@@ -8,7 +8,7 @@ from typing import Any
 
 import harness.scenario._template as _template
 from harness.runtime.tools import default_tools
-from harness.scenario._check_asks import direct_ask, no_provider_to_dispose
+from harness.scenario._check_asks import direct_ask, no_direct_interrupt, no_provider_to_dispose
 from harness.scenario._features import Problem, feature_problems, step_calls, unknown
 
 TOOLS = tuple(t.name for t in default_tools())
@@ -44,6 +44,7 @@ def semantic_problems(
         out += _no_service(doc.get("world", {}), doc["phases"])
         out += _no_owner_without_registry(doc.get("world", {}), doc["phases"])
         out += no_provider_to_dispose(doc.get("world", {}), doc["phases"])
+        out += no_direct_interrupt(doc.get("world", {}), doc["phases"])
     if sound("features") and "features" in doc:
         out += feature_problems(doc, sound)
     if not sound("agents"):
@@ -53,6 +54,7 @@ def semantic_problems(
     for name in sorted(agents):
         out += _script(name, agents)
     out += _delegations(agents)
+    out += _holds(agents)
     if sound("phases") and "phases" in doc:
         out += _phases(doc["phases"], agents)
     if sound("faults"):
@@ -304,6 +306,50 @@ def _descendants(agent: str, agents: dict[str, Any]) -> set[str]:
             if spec.get("spawned_by") == parent and name not in found:
                 found.add(name)
                 frontier.append(name)
+    return found
+
+
+def _holds(agents: dict[str, Any]) -> Iterator[Problem]:
+    """A step held `after` an agent must be able to be released: by another agent of the
+    scenario whose script ends, and never by one that can only end after it does."""
+    waits: dict[str, set[str]] = {}  # agent -> the agents its holds wait for
+    for name in sorted(agents):
+        for i, step in enumerate(agents[name]["script"]):
+            other = step.get("after")
+            if other is None:
+                continue
+            where = f"/agents/{name}/script/{i}/after"
+            if other not in agents:
+                yield where, unknown("agent", other, sorted(agents))
+            elif other == name or name in _descendants(other, agents) - {other}:
+                what = "itself" if other == name else f"{other}, which it is delegated by"
+                yield where, (f"{name} cannot wait for {what}: {other} cannot end before "
+                              f"{name} does; name a sibling or another root")  # fmt: skip
+            elif not agents[other]["script"]:
+                yield where, (f"{other}'s script is empty, so it never ends in the fake; "
+                              "name an agent that makes requests")  # fmt: skip
+            else:
+                waits.setdefault(name, set()).add(other)
+    for name in sorted(waits):
+        for other in sorted(waits[name]):
+            if name in _waits_on(other, waits):
+                yield (
+                    f"/agents/{name}/script",
+                    (
+                        f"{name}'s hold until {other} ends closes a circle of holds, so none "
+                        "can be released; remove one after"
+                    ),
+                )
+                return
+
+
+def _waits_on(agent: str, waits: dict[str, set[str]]) -> set[str]:
+    found, frontier = set(), [agent]
+    while frontier:
+        for other in waits.get(frontier.pop(), ()):
+            if other not in found:
+                found.add(other)
+                frontier.append(other)
     return found
 
 

@@ -1,5 +1,6 @@
 """Checks of direct ask phases a schema cannot express: the registry each declares (entered
-before it is named), a while ask's moment, and the host's provider lifecycle calls."""
+before it is named), a while ask's moment, the host's provider lifecycle calls, and no
+`interrupt` answer to a question no run asks."""
 
 from __future__ import annotations
 
@@ -21,6 +22,19 @@ def no_provider_to_dispose(
                 "dispose calls the world provider's disposer, and answerer: none registers "
                 "none; give the world an answerer or remove dispose",
             )
+
+
+def no_direct_interrupt(world: dict[str, Any], phases: list[dict[str, Any]]) -> Iterator[Problem]:
+    """`interrupt` stops the asking agent's run; a direct ask is no run's."""
+    answers = world.get("answers", {})
+    for i, phase in enumerate(phases):
+        for j, question in enumerate(phase.get("ask", {}).get("questions", ())):
+            if answers.get(question.get("id")) == "interrupt":
+                yield (
+                    f"/phases/{i}/ask/questions/{j}/id",
+                    f"world.answers.{question['id']} is interrupt, which stops the asking "
+                    "agent's run, and a direct ask has none; use abort, or ask it from a script",
+                )
 
 
 def direct_ask(ask: dict[str, Any], where: str, agents: dict[str, Any]) -> Iterator[Problem]:

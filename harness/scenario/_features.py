@@ -175,6 +175,21 @@ def _live_lineage(doc: dict[str, Any]) -> Evidence:
     return False, "no phase resumes a session alongside live roots"
 
 
+def _concurrent_children(doc: dict[str, Any]) -> Evidence:
+    for name, spec in doc.get("agents", {}).items():
+        for i, step in enumerate(spec["script"]):
+            if "after" in step:
+                return True, f"/agents/{name}/script/{i} is held until {step['after']} ends"
+    return False, "no step is held with after"
+
+
+def _interrupt(doc: dict[str, Any]) -> Evidence:
+    for qid, reply in doc.get("world", {}).get("answers", {}).items():
+        if reply == "interrupt":
+            return True, f"/world/answers/{qid} interrupts the asking run"
+    return False, "no answer in world.answers is interrupt"
+
+
 def _provider_lifecycle(doc: dict[str, Any]) -> Evidence:
     for i, phase in enumerate(doc["phases"]):
         if "provider" in phase.get("ask", {}):
@@ -203,6 +218,8 @@ FEATURE_RULES: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any]], Evide
     "owned-resume": (("phases",), _owned_resume),
     "provider-lifecycle": (("phases",), _provider_lifecycle),
     "live-lineage": (("phases",), _live_lineage),
+    "concurrent-children": (("agents",), _concurrent_children),
+    "interrupt": (("world",), _interrupt),
 }
 # Exactly one of these applies to every scenario: naming the wrong one is one mistake,
 # reported once, as a swap.

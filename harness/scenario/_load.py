@@ -344,12 +344,14 @@ def _question(doc: dict[str, Any]) -> Question:
 
 def _turns(steps: list[dict[str, Any]]) -> Iterator[Turn]:
     for step in steps:
+        after = step.get("after")
         if "call" in step:
-            yield Turn(calls=(_call(step),))
+            yield Turn(calls=(_call(step),), after=after)
         elif "calls" in step:
-            yield Turn(say=step.get("say"), calls=tuple(_call(c) for c in step["calls"]))
+            calls = tuple(_call(c) for c in step["calls"])
+            yield Turn(say=step.get("say"), calls=calls, after=after)
         else:
-            yield Turn(say=step["say"])
+            yield Turn(say=step["say"], after=after)
 
 
 def _call(step: dict[str, Any]) -> Call:
@@ -383,13 +385,15 @@ def _match(doc: dict[str, Any]) -> TextMatch:
 
 
 def _reply(qid: str, doc: Any) -> Reply:
-    """world.answers' five spellings: one answer, a list of them, `dismiss`, `fail` or
-    `abort`."""
+    """world.answers' six spellings: one answer, a list of them, `dismiss`, `fail`,
+    `abort` or `interrupt`."""
     if doc == "dismiss":
         return Reply(dismissed=True)
     if doc == "fail":
         return Reply(failed=True)
     if doc == "abort":
         return Reply(aborted=True)
+    if doc == "interrupt":
+        return Reply(interrupted=True)
     items = doc if isinstance(doc, list) else [doc]
     return Reply(tuple(Answer(qid, tuple(a["selected"]), a.get("custom")) for a in items))

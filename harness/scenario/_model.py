@@ -32,6 +32,8 @@ FEATURES: tuple[str, ...] = (
     "owned-resume",
     "provider-lifecycle",
     "live-lineage",
+    "concurrent-children",
+    "interrupt",
 )
 
 # The caller check the design document decides: every scenario runs under it unless it
@@ -45,12 +47,15 @@ class Reply:
     duplicates are what a careless UI might send), or dismissed, closing the question
     instead of answering it, or failed: the provider itself throws (a UI that broke), an
     error that is no UserQuestionError, or aborted: the provider throws ASK_ABORTED (its wait
-    was aborted before the human answered)."""
+    was aborted before the human answered), or interrupted: the host stops the asking run
+    while the question waits, and the provider rejects with ASK_ABORTED once the request's
+    signal fires."""
 
     items: tuple[Answer, ...] = ()
     dismissed: bool = False
     failed: bool = False
     aborted: bool = False
+    interrupted: bool = False
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,8 @@ class Turn:
 
     say: str | None = None
     calls: tuple[Call, ...] = ()
+    # The agent whose script must end before this reply is served (the fake holds it).
+    after: str | None = None
 
     @classmethod
     def text(cls, text: str) -> Turn:

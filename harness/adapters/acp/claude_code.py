@@ -49,8 +49,9 @@ class ClaudeCodeAcp(AcpAdapter):
     label = "Claude Code"
     program = "claude-agent-acp"
     dialect_name = "claude-code"
-    features = frozenset({"assembled", "hang", "nested-delegation", "no-answerer",
-                          "no-user-questions", "parallel-calls", "plan-mode"})  # fmt: skip
+    features = frozenset({"assembled", "concurrent-children", "hang", "nested-delegation",
+                          "no-answerer", "no-user-questions", "parallel-calls",
+                          "plan-mode"})  # fmt: skip
     children_unarmed = True  # its subagents have no ask or plan tool
     no_nesting = (
         "claude-agent-acp shows the client no grandchild's calls, and the adapter reads no "

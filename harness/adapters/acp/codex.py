@@ -68,8 +68,8 @@ class CodexAcp(AcpAdapter):
     label = "Codex"
     program = "codex-acp"
     dialect_name = "codex"
-    features = frozenset({"assembled", "hang", "nested-delegation", "no-answerer",
-                          "no-user-questions", "parallel-calls"})  # fmt: skip
+    features = frozenset({"assembled", "concurrent-children", "hang", "nested-delegation",
+                          "no-answerer", "no-user-questions", "parallel-calls"})  # fmt: skip
     no_nesting = "Codex gives its subagents no multi_agent_v1 tools"
 
     def argv(self, run: AcpRun) -> list[str]:

@@ -68,6 +68,9 @@ class GeminiCliAcp(AcpAdapter):
     label = "Gemini CLI"
     program = "gemini"
     dialect_name = "gemini-cli"
+    # No concurrent-children: Gemini CLI runs a reply's subagent calls one at a time, so a
+    # child's reply held until its sibling ends is never released (seen: the backstop fired
+    # with the fake holding child-a's last step and child-b not started).
     features = frozenset({"assembled", "hang", "nested-delegation", "no-answerer",
                           "no-user-questions", "parallel-calls", "plan-mode"})  # fmt: skip
     children_unarmed = True  # ask_user is no subagent's tool; a child's call is refused as such

@@ -46,8 +46,9 @@ class OpencodeAcp(AcpAdapter):
     label = "opencode"
     program = "opencode"
     dialect_name = "opencode"
-    features = frozenset({"assembled", "hang", "nested-delegation", "no-answerer",
-                          "no-user-questions", "parallel-calls", "plan-mode"})  # fmt: skip
+    features = frozenset({"assembled", "concurrent-children", "hang", "nested-delegation",
+                          "no-answerer", "no-user-questions", "parallel-calls",
+                          "plan-mode"})  # fmt: skip
     children_unarmed = True  # its subagents have no ask or plan tool
     npm = ("install", "--no-audit", "--no-fund", "--no-save")  # adapters/opencode says why
     no_nesting = "opencode's general subagent is denied task"

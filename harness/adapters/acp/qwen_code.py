@@ -44,8 +44,9 @@ class QwenCodeAcp(AcpAdapter):
     label = "Qwen Code"
     program = "qwen"
     dialect_name = "qwen-code"
-    features = frozenset({"assembled", "hang", "nested-delegation", "no-answerer",
-                          "no-user-questions", "parallel-calls", "plan-mode"})  # fmt: skip
+    features = frozenset({"assembled", "concurrent-children", "hang", "nested-delegation",
+                          "no-answerer", "no-user-questions", "parallel-calls",
+                          "plan-mode"})  # fmt: skip
     children_unarmed = True  # its subagents have no ask or plan tool
     npm = ("install", "--no-audit", "--no-fund", "--no-save")  # adapters/qwen-code says why
     no_nesting = "its ACP updates do not carry a grandchild's calls for the adapter to read"

@@ -113,7 +113,7 @@ class AcpRun:
     ) -> None:
         self.agent, self.scenario, self.llm, self.server = agent, scenario, llm, server
         self.folder = folder
-        self.watchdog = Watchdog(options.backstop, agent.program)
+        self.watchdog = Watchdog(options.backstop, agent.program, held=llm.holds.describe)
         self.roots: dict[str, str] = {}  # ACP session id -> the phase's root
         self.current: str | None = None  # the root being prompted
         self.updates: list[tuple[str, dict[str, Any]]] = []  # every session/update, in order

@@ -40,6 +40,7 @@ NAME = "claude-code"
 FEATURES = frozenset(
     {
         "assembled",
+        "concurrent-children",
         "hang",
         "header-override",
         "nested-delegation",

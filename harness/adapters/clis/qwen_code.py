@@ -63,7 +63,9 @@ class QwenCode(CliAdapter):
     name = NAME
     label = "Qwen Code"
     program = "qwen"
-    features = frozenset({"assembled", "hang", "parallel-calls", "plan-mode", "no-answerer"})
+    features = frozenset(
+        {"assembled", "concurrent-children", "hang", "parallel-calls", "plan-mode", "no-answerer"}
+    )
     children_in_stream = True
     # `npm ci` refuses its lockfile: the package lists optional clipboard binaries for other
     # platforms that the registry does not have, which `npm install` passes over as

@@ -114,7 +114,7 @@ class CliRun:
         self.folder = folder
         # Counted from the scenario's start, after the install and the adapter's opening:
         # neither is this scenario's doing.
-        self.watchdog = Watchdog(options.backstop, cli.program)
+        self.watchdog = Watchdog(options.backstop, cli.program, held=llm.holds.describe)
         self.stream = cli.reader(llm.dialect.delegation.tool)
         self.asked: list[dict[str, Any]] = []
         self.held: dict[str, str] = {}  # tool_use id -> the question the human holds

@@ -38,7 +38,9 @@ class FrameworkAdapter:
     package = ""  # its distribution on the package index, and the extra that installs it
     module = ""  # what is imported to see that it is there
     beneath: tuple[str, ...] = ()  # the packages it runs on, named with their versions too
-    features: frozenset[str] = frozenset({"assembled", "parallel-calls", "nested-delegation"})
+    features: frozenset[str] = frozenset(
+        {"assembled", "concurrent-children", "parallel-calls", "nested-delegation"}
+    )
     reference = False
     release = ""
     # Scenarios it cannot express, by id, each with why.

@@ -41,7 +41,7 @@ class DeepAgents(FrameworkAdapter):
     package = "deepagents"
     module = "deepagents"
     beneath = ("langgraph",)
-    features = frozenset({"assembled", "parallel-calls"})
+    features = frozenset({"assembled", "concurrent-children", "parallel-calls"})
 
     def make_dialect(self) -> Dialect:
         task = {"tool": TASK, "arguments": {"description": "{prompt}", "subagent_type": "{name}"}}

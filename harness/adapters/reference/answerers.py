@@ -87,12 +87,37 @@ class ScriptedHuman(_Recording):
         replies = [self.answers[q.id] for q in request.questions]
         if any(r.failed for r in replies):
             raise ProviderFailure
+        if any(r.interrupted for r in replies):
+            await interrupted(request)
         if any(r.aborted for r in replies):
             raise UserQuestionError(ASK_ABORTED)
         if any(r.dismissed for r in replies):
             # Closing the question rejects the whole wait, as upstream's UI does.
             raise UserQuestionError(ASK_CANCELLED)
         return [item for r in replies for item in r.items]
+
+
+async def interrupted(request: AskUserQuestionRequest) -> None:
+    """The human stops the asking agent's run while its question is shown (Esc, say): the
+    host fires that run's signal, and the provider, which honours the request's signal as
+    upstream's web provider does, ends its wait with ASK_ABORTED when that fires. A runtime
+    that hands the provider another signal, or none, leaves it waiting: a hang."""
+    fired: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def fire() -> None:
+        if not fired.done():
+            fired.set_result(None)
+
+    signal = request.signal
+    remove = signal.on_abort(fire) if signal is not None else None
+    try:
+        if request.agent is not None:
+            request.agent.signal.abort()  # the host's hold on the run it started
+        await fired
+    finally:
+        if remove is not None:
+            remove()
+    raise UserQuestionError(ASK_ABORTED)
 
 
 @dataclass

@@ -13,7 +13,7 @@ started through the loop are counted as work in flight).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from harness.runtime.waits import Wait, WaitGraph
@@ -65,12 +65,19 @@ class DeadlockDetectingLoop(asyncio.SelectorEventLoop):
         super()._run_once()  # type: ignore[misc]
 
 
-def hang_report(waits: WaitGraph) -> dict[str, Any]:
+def hang_report(
+    waits: WaitGraph, held: Mapping[str, tuple[int, str]] | None = None
+) -> dict[str, Any]:
     """The wait-for graph as chains from each waiter nobody waits on, one per path (a parent
-    awaiting two concurrent children has two), plus any cycle."""
+    awaiting two concurrent children has two), plus any cycle. `held`: the steps the fake
+    holds until another agent ends (agent -> (step, that agent)), waits the runtime cannot
+    see, since to it they are model requests in flight."""
     edges: dict[str, list[Wait]] = {}
     for w in waits.waits():
         edges.setdefault(w.waiter, []).append(w)
+    for agent, (step, other) in sorted((held or {}).items()):
+        what = f"its step {step}, which the fake holds until {other} ends"
+        edges.setdefault(agent, []).append(Wait(agent, what, other))
     targets = {w.target for ws in edges.values() for w in ws}
     chains, cycles = [], []
     starts = [n for n in edges if n not in targets] or list(edges)[:1]

@@ -62,7 +62,7 @@ async def _run_phases(world: LiveWorld, backstop: float) -> tuple[str, str | Non
 
     def on_deadlock() -> None:
         # Read the graph now, before cancellation unwinds the waits it describes.
-        world.hang = hang_report(world.waits)
+        world.hang = hang_report(world.waits, held=world.llm.holds.held)
         stop("hang")
 
     # The backstop: no request served for `backstop` seconds (harness.adapters._watchdog),

@@ -5,9 +5,11 @@
 //              show the question); scripted: answer from `answers` after `delayMs`;
 //              none: register no provider at all (NO_PROVIDER for an admitted caller)
 //   answers    question id -> {selected: [...], custom?}, a list of them (that many answer
-//              items), "dismiss" (the human closes the question: ASK_CANCELLED), or "fail"
-//              (the provider itself breaks: a plain Error, no UserQuestionError), or "abort"
-//              (its wait was aborted: ASK_ABORTED)
+//              items), "dismiss" (the human closes the question: ASK_CANCELLED), "fail"
+//              (the provider itself breaks: a plain Error, no UserQuestionError), "abort"
+//              (its wait was aborted: ASK_ABORTED), or "interrupt" (the human stops the
+//              asking agent's run: the provider rejects with ASK_ABORTED when the request's
+//              signal fires, as upstream's web provider does)
 //   callsFile  every call that reaches the provider is appended here as one JSON line (who
 //              asked, and the questions as received), so the adapter reports what the human
 //              was shown and sees a tripwire reached the moment it happens
@@ -39,6 +41,15 @@ export function apply(ctx, config) {
       }
       if (request.questions.some((q) => answers[q.id] === "fail")) {
         throw new Error("the user-questions provider failed");
+      }
+      if (request.questions.some((q) => answers[q.id] === "interrupt")) {
+        const aborted = await serviceError(ctx.userQuestions, "ask_user_question was aborted before the user answered", "ASK_ABORTED");
+        return new Promise((_resolve, reject) => {
+          // Only the request's own signal ends the wait: a runtime that forwards another,
+          // or none, leaves it waiting.
+          request.signal?.addEventListener("abort", () => reject(aborted), { once: true });
+          request.agent?.cancel({ kind: "user" });
+        });
       }
       if (request.questions.some((q) => answers[q.id] === "abort")) {
         throw await serviceError(ctx.userQuestions, "ask_user_question was aborted before the user answered", "ASK_ABORTED");

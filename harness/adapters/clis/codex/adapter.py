@@ -76,7 +76,9 @@ class Codex(CliAdapter):
     label = "Codex"
     program = "codex"
     # Claimed so that what headless Codex cannot do is skipped with its own reason (skip).
-    features = frozenset({"assembled", "nested-delegation", "no-answerer", "parallel-calls"})
+    features = frozenset(
+        {"assembled", "concurrent-children", "nested-delegation", "no-answerer", "parallel-calls"}
+    )
 
     no_human = (
         "headless Codex has no human channel: request_user_input is only available in Plan "

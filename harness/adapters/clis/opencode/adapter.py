@@ -70,7 +70,14 @@ class Opencode(CliAdapter):
     label = "opencode"
     program = "opencode"
     features = frozenset(
-        {"assembled", "parallel-calls", "plan-mode", "no-answerer", "no-user-questions"}
+        {
+            "assembled",
+            "concurrent-children",
+            "parallel-calls",
+            "plan-mode",
+            "no-answerer",
+            "no-user-questions",
+        }
     )
     # `npm ci` refuses its lockfile: the package lists a binary per platform as optional,
     # most of which the registry here does not have, which `npm install` passes over and
