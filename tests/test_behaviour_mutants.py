@@ -121,3 +121,26 @@ def test_an_abort_that_does_not_reach_the_provider_or_end_the_run_is_red(
     assert failing(scenario) == []
     mutated(monkeypatch, where, old, new)
     assert failing(scenario, "plan-review-provider-aborted", "child-aborted-call") == [scenario]
+
+
+@pytest.mark.parametrize(
+    ("where", "old", "new"),
+    [
+        # The depth from the run alone: a resume has none, so it counts from 0.
+        ("harness.runtime.registry:delegation_depth",
+         "return max(header or 0, agent.depth or 0)", "return agent.depth or 0"),
+        # The header's depth dropped when a stored session is read back.
+        ("harness.runtime.sessions:SessionHeader.from_event",
+         'delegation_depth=event.get("delegation_depth")', "delegation_depth=None"),
+    ],
+    ids=["run-depth-alone", "header-depth-not-read-back"],
+)  # fmt: skip
+def test_a_resumed_sessions_depth_forgotten_is_red(
+    monkeypatch: pytest.MonkeyPatch, where: str, old: str, new: str
+) -> None:
+    scenario = "resumed-at-the-depth-cap"
+    assert failing(scenario) == []
+    mutated(monkeypatch, where, old, new)
+    others = ("delegation-depth-limit", "depth-counted-past-an-overridden-header",
+              "resumed-depth-one-root")  # fmt: skip
+    assert failing(scenario, *others) == [scenario]
