@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.runtime.registry import Agent, AgentRegistry, RegistryError
+from harness.runtime.registry import AbortSignal, Agent, AgentRegistry, RegistryError
 
 
 def test_roots_are_unowned_agents_in_registration_order() -> None:
@@ -55,3 +55,18 @@ def test_child_of_a_detached_owner_is_still_not_a_root() -> None:
     detach_parent()
     assert reg.roots() == []
     assert reg.owner_of(child) is parent
+
+
+def test_an_abort_signal_calls_each_listener_once_and_one_removed_never() -> None:
+    signal = AbortSignal()
+    heard: list[str] = []
+    signal.on_abort(lambda: heard.append("kept"))
+    remove = signal.on_abort(lambda: heard.append("removed"))
+    remove()
+    remove()  # removing twice is harmless
+    signal.abort()
+    signal.abort()  # fires once
+    assert (signal.aborted, heard) == (True, ["kept"])
+    # A listener added after it fired is called at once; removing it then does nothing.
+    signal.on_abort(lambda: heard.append("late"))()
+    assert heard == ["kept", "late"]
