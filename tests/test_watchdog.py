@@ -48,6 +48,19 @@ def test_it_counts_from_the_last_sign_of_life_not_from_the_start() -> None:
     )
 
 
+def test_the_report_says_what_the_fake_holds() -> None:
+    # A runtime that runs siblings one by one waits on a reply the fake holds: no hang it
+    # can show, so the backstop's report says so.
+    held = ["child-a's step 2 until child-b ends"]
+    dog = Watchdog(5, "gemini", clock=Clock(), held=lambda: held)
+    assert dog.report().endswith(
+        "it was last seen starting; the fake holds child-a's step 2 until child-b ends; "
+        "stopped, and nothing hung"
+    )
+    held.clear()
+    assert dog.report().endswith("it was last seen starting; stopped, and nothing hung")
+
+
 def test_a_counter_that_moves_is_progress_and_its_first_look_is_not() -> None:
     clock = Clock()
     dog = Watchdog(5, "qwen", clock=clock)
