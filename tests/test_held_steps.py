@@ -15,8 +15,9 @@ from harness.fake import ScriptedLLM
 from harness.fake.hold import Holds
 from harness.fake.transport import Handler
 from harness.run import run_scenario
-from harness.scenario import ScenarioError, Turn, load_scenario
+from harness.scenario import Turn, load_scenario
 from tests.conftest import SCENARIOS
+from tests.test_loader import problems
 
 BASE = """\
 id: case
@@ -55,12 +56,6 @@ def write(tmp_path: Path, *, features: str = FEATURES, answerer: str = "tripwire
     path = tmp_path / "case.yaml"
     path.write_text(text, encoding="utf-8")
     return path
-
-
-def problems(path: Path) -> list[str]:
-    with pytest.raises(ScenarioError) as info:
-        load_scenario(path)
-    return info.value.problems
 
 
 def test_a_held_step_loads_with_its_feature_and_only_with_it(tmp_path: Path) -> None:
